@@ -1,0 +1,299 @@
+#include "check.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace arlab::bench {
+
+std::uint16_t float_to_half(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t sign = (x >> 16) & 0x8000u;
+  const std::uint32_t a = x & 0x7fffffffu;
+  if (a >= 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u));
+  if (a >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // >= 65520: inf
+  auto round_shift = [](std::uint32_t m, unsigned shift) {  // m / 2^shift, ties to even
+    std::uint32_t q = m >> shift;
+    const std::uint32_t rem = m & ((1u << shift) - 1);
+    const std::uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (q & 1u))) ++q;
+    return q;
+  };
+  const unsigned exp = a >> 23;
+  if (exp < 113) {  // below 2^-14: a half subnormal (or zero), in units of 2^-24
+    const unsigned shift = 126 - exp;
+    if (exp == 0 || shift > 24) return static_cast<std::uint16_t>(sign);
+    return static_cast<std::uint16_t>(sign | round_shift((a & 0x7fffffu) | 0x800000u, shift));
+  }
+  // Normal: rebias the exponent and round the mantissa; a carry into the exponent is correct.
+  const std::uint32_t biased = ((exp - 127 + 15) << 23) | (a & 0x7fffffu);
+  return static_cast<std::uint16_t>(sign | round_shift(biased, 13));
+}
+
+float half_to_float(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1fu;
+  const std::uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    const float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
+  return std::bit_cast<float>(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+}
+
+std::uint16_t float_to_bfloat16(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+float bfloat16_to_float(std::uint16_t b) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+}
+
+namespace {
+
+struct Half {
+  std::uint16_t bits;
+};
+struct BFloat16 {
+  std::uint16_t bits;
+};
+
+template <class T>
+constexpr bool kIsFloating = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
+                             std::is_same_v<T, BFloat16>;
+
+// Significand bits (with the implicit one) of each floating type.
+template <class T>
+constexpr int kDigits = std::numeric_limits<T>::digits;
+template <>
+constexpr int kDigits<Half> = 11;
+template <>
+constexpr int kDigits<BFloat16> = 8;
+
+template <class T>
+double to_double(T v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return half_to_float(v.bits);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return bfloat16_to_float(v.bits);
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+// Only for floating T (integer results are built with integer arithmetic).
+template <class T>
+T from_double(double d) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return Half{float_to_half(static_cast<float>(d))};
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return BFloat16{float_to_bfloat16(static_cast<float>(d))};
+  } else {
+    return static_cast<T>(d);
+  }
+}
+
+template <class T>
+std::string format(T v) {
+  char buf[64];
+  if constexpr (kIsFloating<T>) {
+    std::snprintf(buf, sizeof buf, "%.17g", to_double(v));
+  } else if constexpr (std::is_signed_v<T>) {
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  } else {
+    std::snprintf(buf, sizeof buf, "%llu", static_cast<unsigned long long>(v));
+  }
+  return buf;
+}
+
+// The value rank r holds at index i (only i mod kPeriod matters).
+int element_value(ReduceOp op, int r, std::size_t i) {
+  const int j = static_cast<int>(i % Checker::kPeriod);
+  const int r7 = r % 7;
+  const int base = (r7 * r7 + j) % 7 + (j / 7 + r % 3) % 3;
+  if (op == ReduceOp::Prod) return base % 5 == 0 ? 2 : 1;
+  return 1 + base;
+}
+
+template <class T>
+T reduce_expected(ReduceOp op, int nranks, std::size_t j) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    std::uint64_t sum = 0, prod = 1;  // wrap modulo 2^64, then to the type's width
+    T lo = std::numeric_limits<T>::max(), hi = std::numeric_limits<T>::lowest();
+    for (int r = 0; r < nranks; ++r) {
+      const int v = element_value(op, r, j);
+      sum += static_cast<std::uint64_t>(v);
+      prod *= static_cast<std::uint64_t>(v);
+      lo = std::min(lo, static_cast<T>(v));
+      hi = std::max(hi, static_cast<T>(v));
+    }
+    const T wrapped_sum = static_cast<T>(static_cast<U>(sum));
+    switch (op) {
+      case ReduceOp::Sum: return wrapped_sum;
+      case ReduceOp::Prod: return static_cast<T>(static_cast<U>(prod));
+      case ReduceOp::Min: return lo;
+      case ReduceOp::Max: return hi;
+      case ReduceOp::Avg:
+        if constexpr (std::is_signed_v<T>) {
+          return static_cast<T>(static_cast<long long>(wrapped_sum) / nranks);  // truncates toward 0
+        } else {
+          return static_cast<T>(static_cast<unsigned long long>(wrapped_sum) / static_cast<unsigned>(nranks));
+        }
+    }
+    return T{};
+  } else {
+    double sum = 0, prod = 1;  // exact: small integers and powers of two
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    for (int r = 0; r < nranks; ++r) {
+      const double v = element_value(op, r, j);
+      sum += v;
+      prod *= v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    switch (op) {
+      case ReduceOp::Sum: return from_double<T>(sum);
+      case ReduceOp::Prod: return from_double<T>(prod);
+      case ReduceOp::Min: return from_double<T>(lo);
+      case ReduceOp::Max: return from_double<T>(hi);
+      case ReduceOp::Avg: return from_double<T>(sum / nranks);
+    }
+    return T{};
+  }
+}
+
+// How far a correct floating result may be from the expected one: zero while every partial
+// sum is an exact integer; past that, a rounding per addition in any order; for avg one or
+// two more roundings (the division, or a multiplication by 1/ranks).
+template <class T>
+double tolerance(ReduceOp op, int nranks, double expected) {
+  if constexpr (!kIsFloating<T>) {
+    return 0;
+  } else {
+    if (op != ReduceOp::Sum && op != ReduceOp::Avg) return 0;
+    const double eps = std::ldexp(1.0, 1 - kDigits<T>);
+    double largest = 0;  // the largest sum at any index bounds every partial sum
+    for (std::size_t j = 0; j < Checker::kPeriod; ++j) {
+      double sum = 0;
+      for (int r = 0; r < nranks; ++r) sum += element_value(op, r, j);
+      largest = std::max(largest, sum);
+    }
+    const double mag = std::abs(expected);
+    double tol = 0;
+    if (largest > std::ldexp(1.0, kDigits<T>)) tol += (nranks - 1) * eps * mag;  // inexact sums
+    if (op == ReduceOp::Avg) tol += 2 * eps * mag;
+    return tol;
+  }
+}
+
+// Calls f(T{}) with T the C++ type stored for `type`.
+template <class F>
+decltype(auto) dispatch(DataType type, F&& f) {
+  switch (type) {
+    case DataType::Int8: return f(std::int8_t{});
+    case DataType::UInt8: return f(std::uint8_t{});
+    case DataType::Int32: return f(std::int32_t{});
+    case DataType::UInt32: return f(std::uint32_t{});
+    case DataType::Int64: return f(std::int64_t{});
+    case DataType::UInt64: return f(std::uint64_t{});
+    case DataType::Float16: return f(Half{});
+    case DataType::BFloat16: return f(BFloat16{});
+    case DataType::Float32: return f(float{});
+    case DataType::Float64: return f(double{});
+  }
+  return f(float{});
+}
+
+template <class T>
+T make_value(int v) {
+  if constexpr (kIsFloating<T>) {
+    return from_double<T>(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <class T>
+bool same(const T& a, const T& b) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return a.bits == b.bits;
+  } else {
+    return a == b;
+  }
+}
+
+}  // namespace
+
+Checker::Checker(DataType type, ReduceOp op, int rank, int nranks)
+    : type_(type),
+      pattern_(kPeriod * size_of(type)),
+      expected_(kPeriod * size_of(type)),
+      tolerance_(kPeriod, 0.0) {
+  dispatch(type, [&](auto tag) {
+    using T = decltype(tag);
+    static_assert(std::is_trivially_copyable_v<T>);
+    for (std::size_t j = 0; j < kPeriod; ++j) {
+      const T mine = make_value<T>(element_value(op, rank, j));
+      const T want = reduce_expected<T>(op, nranks, j);
+      std::memcpy(pattern_.data() + j * sizeof(T), &mine, sizeof(T));
+      std::memcpy(expected_.data() + j * sizeof(T), &want, sizeof(T));
+      if constexpr (kIsFloating<T>) tolerance_[j] = tolerance<T>(op, nranks, to_double(want));
+    }
+  });
+}
+
+void Checker::fill(void* buf, std::size_t count) const {
+  const std::size_t elem = size_of(type_);
+  auto* out = static_cast<unsigned char*>(buf);
+  for (std::size_t i = 0; i < count; i += kPeriod) {
+    const std::size_t n = std::min(kPeriod, count - i);
+    std::memcpy(out + i * elem, pattern_.data(), n * elem);
+  }
+}
+
+void Checker::poison(void* buf, std::size_t count) const {
+  const std::size_t elem = size_of(type_);
+  std::vector<unsigned char> inverted(expected_);
+  for (unsigned char& b : inverted) b = static_cast<unsigned char>(~b);
+  auto* out = static_cast<unsigned char*>(buf);
+  for (std::size_t i = 0; i < count; i += kPeriod) {
+    const std::size_t n = std::min(kPeriod, count - i);
+    std::memcpy(out + i * elem, inverted.data(), n * elem);
+  }
+}
+
+std::size_t Checker::count_wrong(const void* buf, std::size_t count, Mismatch* first) const {
+  return dispatch(type_, [&](auto tag) -> std::size_t {
+    using T = decltype(tag);
+    T want[kPeriod];
+    double want_d[kPeriod];
+    std::memcpy(want, expected_.data(), sizeof want);
+    for (std::size_t j = 0; j < kPeriod; ++j) want_d[j] = to_double(want[j]);
+    const auto* got = static_cast<const unsigned char*>(buf);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0, j = 0; i < count; ++i) {
+      T v;
+      std::memcpy(&v, got + i * sizeof(T), sizeof(T));
+      bool ok = same(v, want[j]);
+      if constexpr (kIsFloating<T>) {
+        if (!ok && tolerance_[j] > 0) ok = std::abs(to_double(v) - want_d[j]) <= tolerance_[j];
+      }
+      if (!ok) {
+        if (wrong == 0 && first) *first = Mismatch{i, format(v), format(want[j])};
+        ++wrong;
+      }
+      if (++j == kPeriod) j = 0;
+    }
+    return wrong;
+  });
+}
+
+}  // namespace arlab::bench

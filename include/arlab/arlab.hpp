@@ -1,0 +1,114 @@
+// arlab: all-reduce algorithms side by side, over real transports, with a cost model.
+// The public API. Everything else lives in namespace arlab::detail and is not installed.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace arlab {
+
+enum class DataType { Int8, UInt8, Int32, UInt32, Int64, UInt64, Float16, BFloat16, Float32, Float64 };
+
+// Avg is the sum divided by the number of ranks; integer types truncate toward zero.
+// Every op is defined for every data type (integers wrap on overflow, as in two's complement).
+enum class ReduceOp { Sum, Prod, Min, Max, Avg };
+
+enum class Algorithm { Auto, Ring, Tree, RecursiveDoubling, Rabenseifner, Hierarchical, Mpi, Nccl };
+
+enum class TransportKind { Mpi, Ucx, UcxRma };
+
+enum class LogLevel { None, Warn, Info, Trace };
+
+// Everything arlab throws. The message names the argument, rank or peer at fault.
+class Error : public std::runtime_error {
+ public:
+  enum class Code { InvalidArgument, Unavailable, Timeout, Transport, Internal };
+  Error(Code code, const std::string& message);
+  Code code() const noexcept { return code_; }
+
+ private:
+  Code code_;
+};
+
+std::size_t size_of(DataType);
+
+std::string to_string(DataType);       // "int8", "uint8", "int32", ..., "half", "bfloat16", "float", "double"
+std::string to_string(ReduceOp);       // "sum", "prod", "min", "max", "avg"
+std::string to_string(Algorithm);      // "auto", "ring", "tree", "recursive-doubling", "rabenseifner", ...
+std::string to_string(TransportKind);  // "mpi", "ucx", "ucx-rma"
+
+// Parsers accept the names above (and a few aliases); anything else throws Error listing the valid names.
+DataType datatype_from_string(const std::string&);
+ReduceOp reduce_op_from_string(const std::string&);
+Algorithm algorithm_from_string(const std::string&);  // also "rd", "rab"
+TransportKind transport_from_string(const std::string&);
+
+// The algorithms arlab implements as schedules (ring, tree, recursive doubling, Rabenseifner, ...).
+const std::vector<Algorithm>& schedule_algorithms();
+
+// Per-communicator settings. Fields left unset take the environment knob
+// (ARLAB_ALGO, ARLAB_CHUNK_BYTES, ARLAB_TIMEOUT_S, ARLAB_DEBUG, ARLAB_TRANSPORT), then the default.
+struct Options {
+  TransportKind transport = TransportKind::Mpi;
+  std::optional<Algorithm> algorithm;     // replaces Algorithm::Auto in every call
+  std::optional<std::size_t> chunk_bytes; // pipelining unit (default 256 KiB)
+  std::optional<double> timeout_s;        // a wait longer than this throws (default 300)
+  std::optional<LogLevel> log_level;      // default Warn
+
+  // The options with every unset field filled from the environment and the defaults.
+  Options resolved() const;
+};
+
+// What Auto picks for a call of this size, and the model's prediction for every algorithm.
+struct Plan {
+  struct Candidate {
+    Algorithm algorithm;
+    double predicted_us;
+  };
+  Algorithm algorithm = Algorithm::Auto;  // the pick
+  double predicted_us = 0;                // its predicted time
+  std::vector<Candidate> candidates;      // fastest first
+  std::string reason;                     // one sentence: why the pick wins
+};
+
+namespace detail {
+class Engine;
+}
+
+class Communicator {
+ public:
+  // Duplicates `comm`, so user traffic never mixes with arlab's own. Collective over `comm`.
+  explicit Communicator(MPI_Comm comm, Options options = {});
+  ~Communicator();
+  Communicator(Communicator&&) noexcept;
+  Communicator& operator=(Communicator&&) noexcept;
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const;
+  int size() const;
+  const Options& options() const;  // resolved
+
+  // recv[i] = op over all ranks of send[i]. send == recv means in place. Collective: every rank
+  // calls with the same count, type, op and algorithm. Throws Error on bad input before
+  // touching any buffer, and on a peer that does not answer within the timeout.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                 Algorithm algorithm = Algorithm::Auto);
+
+  // What Auto would run for `count` elements of `type`, and why. Local, not collective.
+  Plan plan(std::size_t count, DataType type) const;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::unique_ptr<detail::Engine> engine_;
+};
+
+const char* version();
+
+}  // namespace arlab

@@ -1,0 +1,88 @@
+// Communicator: the public face of an Engine running over a private duplicate of an MPI_Comm.
+#include "core/engine.hpp"
+#include "transport/mpi_transport.hpp"
+
+#include <utility>
+
+namespace arlab {
+
+namespace {
+
+MPI_Comm duplicate(MPI_Comm comm) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    throw Error(Error::Code::InvalidArgument,
+                "arlab::Communicator: MPI is not initialized (call MPI_Init first)");
+  if (comm == MPI_COMM_NULL)
+    throw Error(Error::Code::InvalidArgument, "arlab::Communicator: comm is MPI_COMM_NULL");
+  MPI_Comm dup = MPI_COMM_NULL;
+  if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
+    throw Error(Error::Code::Transport, "arlab::Communicator: MPI_Comm_dup failed");
+  return dup;
+}
+
+std::unique_ptr<detail::Transport> make_transport(TransportKind kind, MPI_Comm comm) {
+  switch (kind) {
+    case TransportKind::Mpi: return detail::make_mpi_transport(comm);
+    case TransportKind::Ucx:
+    case TransportKind::UcxRma:
+      throw Error(Error::Code::Unavailable,
+                  "arlab: transport '" + to_string(kind) + "' is not available yet in this version");
+  }
+  throw Error(Error::Code::InvalidArgument,
+              "arlab::Communicator: unknown transport value " + std::to_string(static_cast<int>(kind)));
+}
+
+}  // namespace
+
+Communicator::Communicator(MPI_Comm comm, Options options) {
+  const Options resolved = options.resolved();  // bad knobs fail before any MPI call
+  comm_ = duplicate(comm);
+  try {
+    engine_ = std::make_unique<detail::Engine>(make_transport(resolved.transport, comm_), resolved, comm_);
+  } catch (...) {
+    MPI_Comm_free(&comm_);
+    throw;
+  }
+}
+
+Communicator::~Communicator() {
+  engine_.reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+}
+
+Communicator::Communicator(Communicator&& o) noexcept
+    : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), engine_(std::move(o.engine_)) {}
+
+Communicator& Communicator::operator=(Communicator&& o) noexcept {
+  if (this != &o) {
+    this->~Communicator();
+    comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
+    engine_ = std::move(o.engine_);
+  }
+  return *this;
+}
+
+namespace {
+detail::Engine& use(const std::unique_ptr<detail::Engine>& e) {
+  if (!e) throw Error(Error::Code::InvalidArgument, "arlab::Communicator: used after being moved from");
+  return *e;
+}
+}  // namespace
+
+int Communicator::rank() const { return use(engine_).rank(); }
+int Communicator::size() const { return use(engine_).size(); }
+const Options& Communicator::options() const { return use(engine_).options(); }
+
+void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                             Algorithm algorithm) {
+  use(engine_).allreduce(send, recv, count, type, op, algorithm);
+}
+
+Plan Communicator::plan(std::size_t count, DataType type) const { return use(engine_).plan(count, type); }
+
+}  // namespace arlab

@@ -1,0 +1,160 @@
+#include "core/engine.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <sstream>
+
+#include "algorithms/registry.hpp"
+#include "baseline/mpi_baseline.hpp"
+#include "model/cost_walk.hpp"
+
+namespace arlab::detail {
+
+namespace {
+
+constexpr std::size_t kCacheLimit = 256;  // entries per cache before it is emptied
+
+bool valid(DataType t) { return static_cast<unsigned>(t) <= static_cast<unsigned>(DataType::Float64); }
+bool valid(ReduceOp o) { return static_cast<unsigned>(o) <= static_cast<unsigned>(ReduceOp::Avg); }
+bool valid(Algorithm a) { return static_cast<unsigned>(a) <= static_cast<unsigned>(Algorithm::Nccl); }
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw Error(Error::Code::InvalidArgument, "arlab::Communicator::allreduce: " + message);
+}
+
+}  // namespace
+
+Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm)
+    : transport_(std::move(transport)),
+      options_(std::move(options)),
+      mpi_comm_(mpi_comm),
+      machine_(Machine::local_default()),
+      executor_(*transport_, reducer_) {}
+
+void Engine::check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
+                             ReduceOp op, Algorithm algorithm) const {
+  if (!valid(type)) invalid("unknown data type value " + std::to_string(static_cast<int>(type)));
+  if (!valid(op)) invalid("unknown reduce op value " + std::to_string(static_cast<int>(op)));
+  if (!valid(algorithm)) invalid("unknown algorithm value " + std::to_string(static_cast<int>(algorithm)));
+  const std::size_t elem = size_of(type);
+  if (count > SIZE_MAX / elem / 2)  // also leaves room for scratch offsets
+    invalid("count " + std::to_string(count) + " of " + to_string(type) + " overflows size_t in bytes");
+  if (count == 0) return;
+  if (!send) invalid("send buffer is null with count " + std::to_string(count));
+  if (!recv) invalid("recv buffer is null with count " + std::to_string(count));
+  const auto s = reinterpret_cast<std::uintptr_t>(send), r = reinterpret_cast<std::uintptr_t>(recv);
+  const std::size_t bytes = count * elem;
+  if (s != r && s < r + bytes && r < s + bytes)
+    invalid("send and recv buffers overlap without being the same (in place needs send == recv)");
+}
+
+void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                       Algorithm algorithm) {
+  check_arguments(send, recv, count, type, op, algorithm);
+  if (broken_)
+    throw Error(Error::Code::Transport,
+                "arlab: this communicator timed out earlier and cannot be used again; create a new one");
+  if (algorithm == Algorithm::Auto) algorithm = *options_.algorithm;
+  if (algorithm == Algorithm::Auto) algorithm = choose(count, type);
+  if (algorithm == Algorithm::Hierarchical || algorithm == Algorithm::Nccl)
+    throw Error(Error::Code::Unavailable,
+                "arlab: algorithm '" + to_string(algorithm) + "' is not available yet in this version");
+  if (count == 0) return;
+  if (algorithm == Algorithm::Mpi) {
+    if (mpi_comm_ == MPI_COMM_NULL)
+      throw Error(Error::Code::Unavailable, "arlab: the mpi baseline needs an MPI communicator");
+    mpi_allreduce(mpi_comm_, send, recv, count, type, op);
+    return;
+  }
+  const std::size_t elem = size_of(type);
+  const bool in_place = send == recv;
+  const Program& prog = program(algorithm, count, elem, in_place);
+  const std::size_t scratch_bytes = prog.schedule.scratch_count * elem;
+  if (scratch_.size() < scratch_bytes) scratch_.resize(scratch_bytes);
+  const Buffers buffers{send, recv, scratch_.data()};
+  const Call call{algorithm, count, type, op, op == ReduceOp::Avg ? ReduceOp::Sum : op, elem,
+                  *options_.timeout_s};
+  try {
+    executor_.run(prog, buffers, call);
+  } catch (const Error& e) {
+    if (e.code() == Error::Code::Timeout) broken_ = true;
+    throw;
+  }
+  if (op == ReduceOp::Avg && size() > 1) reducer_.divide(type, recv, count, size());
+}
+
+const Program& Engine::program(Algorithm algorithm, std::size_t count, std::size_t elem, bool in_place) {
+  const ProgramKey key{algorithm, count, elem, in_place};
+  if (auto it = programs_.find(key); it != programs_.end()) return *it->second;
+  const AlgorithmInfo* info = find_schedule_algorithm(algorithm);
+  if (!info)
+    throw Error(Error::Code::Unavailable, "arlab: algorithm '" + to_string(algorithm) + "' has no schedule");
+  Shape shape;
+  shape.rank = rank();
+  shape.nranks = size();
+  shape.count = count;
+  shape.elem_size = elem;
+  shape.chunk_bytes = *options_.chunk_bytes;
+  Schedule s = info->build(shape);
+  if (!in_place) s = lower_out_of_place(s, count);
+  if (programs_.size() >= kCacheLimit) programs_.clear();
+  auto& slot = programs_[key];
+  slot = std::make_unique<Program>(compile(std::move(s), size()));
+  return *slot;
+}
+
+Plan Engine::plan(std::size_t count, DataType type) const {
+  if (!valid(type))
+    throw Error(Error::Code::InvalidArgument,
+                "arlab::Communicator::plan: unknown data type value " + std::to_string(static_cast<int>(type)));
+  return cached_plan(count, size_of(type));
+}
+
+const Plan& Engine::cached_plan(std::size_t count, std::size_t elem) const {
+  const auto key = std::make_pair(count, elem);
+  if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+  if (plans_.size() >= kCacheLimit) plans_.clear();
+  Plan& plan = plans_[key];
+  Shape shape;
+  shape.nranks = size();
+  shape.count = count;
+  shape.elem_size = elem;
+  shape.chunk_bytes = *options_.chunk_bytes;
+  std::vector<std::pair<Cost, Algorithm>> costs;
+  for (const auto& info : schedule_algorithm_table()) {
+    const Cost c = predict(info, shape, machine_);
+    plan.candidates.push_back({info.id, c.total_us});
+    costs.push_back({c, info.id});
+  }
+  std::stable_sort(plan.candidates.begin(), plan.candidates.end(),
+                   [](const auto& a, const auto& b) { return a.predicted_us < b.predicted_us; });
+  plan.algorithm = plan.candidates.front().algorithm;
+  plan.predicted_us = plan.candidates.front().predicted_us;
+  const Cost& best = std::find_if(costs.begin(), costs.end(), [&](auto& c) { return c.second == plan.algorithm; })->first;
+  std::ostringstream why;
+  why.precision(3);
+  why << to_string(plan.algorithm) << " is predicted fastest on " << machine_.name << ": "
+      << best.latency_us << " us latency + " << best.bandwidth_us << " us transfer + "
+      << best.reduce_us << " us reduction";
+  if (plan.candidates.size() > 1)
+    why << "; runner-up " << to_string(plan.candidates[1].algorithm) << " at "
+        << plan.candidates[1].predicted_us << " us";
+  plan.reason = why.str();
+  return plan;
+}
+
+Algorithm Engine::choose(std::size_t count, DataType type) {
+  const Plan& p = cached_plan(count, size_of(type));
+  if (*options_.log_level >= LogLevel::Info && rank() == 0) {
+    const std::size_t bytes = count * size_of(type);
+    const int size_class = bytes == 0 ? -1 : std::bit_width(bytes);
+    if (logged_classes_.insert({size_class, type}).second)
+      std::fprintf(stderr, "arlab INFO: allreduce %zu B (%s): auto -> %s, predicted %.2f us (%s)\n", bytes,
+                   to_string(type).c_str(), to_string(p.algorithm).c_str(), p.predicted_us,
+                   p.reason.c_str());
+  }
+  return p.algorithm;
+}
+
+}  // namespace arlab::detail

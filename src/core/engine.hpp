@@ -1,0 +1,58 @@
+// The engine behind a Communicator: argument checks, algorithm choice, the schedule cache,
+// the executor. It knows its transport only through the Transport interface, so tests run it
+// on loopback threads as well as over MPI.
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "arlab/arlab.hpp"
+#include "exec/executor.hpp"
+#include "model/machine.hpp"
+#include "reduce/reducer.hpp"
+#include "schedule/program.hpp"
+#include "transport/transport.hpp"
+
+namespace arlab::detail {
+
+class Engine {
+ public:
+  // `options` resolved. `mpi_comm` serves the "mpi" baseline; MPI_COMM_NULL where there is none.
+  Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm);
+
+  int rank() const { return transport_->rank(); }
+  int size() const { return transport_->size(); }
+  const Options& options() const { return options_; }
+
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                 Algorithm algorithm);
+  Plan plan(std::size_t count, DataType type) const;
+
+ private:
+  void check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
+                       ReduceOp op, Algorithm algorithm) const;
+  Algorithm choose(std::size_t count, DataType type);
+  const Plan& cached_plan(std::size_t count, std::size_t elem) const;
+  const Program& program(Algorithm algorithm, std::size_t count, std::size_t elem, bool in_place);
+
+  std::unique_ptr<Transport> transport_;
+  Options options_;
+  MPI_Comm mpi_comm_;
+  Machine machine_;
+  CpuReducer reducer_;
+  Executor executor_;
+  bool broken_ = false;  // after a timeout the peers' state is unknown: refuse further calls
+
+  using ProgramKey = std::tuple<Algorithm, std::size_t, std::size_t, bool>;
+  std::map<ProgramKey, std::unique_ptr<Program>> programs_;
+  mutable std::map<std::pair<std::size_t, std::size_t>, Plan> plans_;  // (count, elem) -> plan
+  std::set<std::pair<int, DataType>> logged_classes_;
+  std::vector<std::byte> scratch_;
+};
+
+}  // namespace arlab::detail

@@ -1,0 +1,30 @@
+// The environment knobs, in one table. Each is also an Options field; a field set in code
+// wins over the variable, the variable over the default.
+//
+//   ARLAB_ALGO         algorithm used where a call asks for auto   (auto: the cost model picks)
+//   ARLAB_TRANSPORT    mpi | ucx | ucx-rma                          (mpi)
+//   ARLAB_CHUNK_BYTES  pipelining unit, bytes, K/M suffixes          (256K)
+//   ARLAB_TIMEOUT_S    seconds a wait may last before it fails      (300)
+//   ARLAB_DEBUG        WARN | INFO | TRACE                          (WARN)
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace arlab::detail {
+
+struct Knob {
+  const char* name;
+  const char* meaning;
+  const char* default_value;
+};
+extern const Knob kKnobs[5];
+
+// The variable's value, or nullopt when unset or empty.
+std::optional<std::string> env(const char* name);
+
+// "256K", "4M", "1G", "100" -> bytes. Throws Error naming `what` on bad text.
+std::size_t parse_bytes(const std::string& text, const std::string& what);
+
+}  // namespace arlab::detail

@@ -1,0 +1,123 @@
+#include "exec/executor.hpp"
+
+#include <chrono>
+#include <sstream>
+
+namespace arlab::detail {
+
+char* Executor::address(const Region& r) const {
+  char* base = r.buffer == Buffer::Output    ? static_cast<char*>(buf_->output)
+               : r.buffer == Buffer::Scratch ? static_cast<char*>(buf_->scratch)
+                                             : const_cast<char*>(static_cast<const char*>(buf_->input));
+  return base + r.offset * call_->elem_size;
+}
+
+void Executor::run(const Program& program, const Buffers& buffers, const Call& call) {
+  const std::size_t n = program.size();
+  if (n == 0) return;
+  prog_ = &program;
+  buf_ = &buffers;
+  call_ = &call;
+  waiting_.assign(program.dep_count.begin(), program.dep_count.end());
+  state_.assign(n, 0);
+  ready_.assign(program.roots.begin(), program.roots.end());
+  computing_.clear();
+  done_ = 0;
+
+  using Clock = std::chrono::steady_clock;
+  auto last_progress = Clock::now();
+  unsigned idle = 0;
+  while (done_ < n) {
+    const std::size_t before = done_;
+    while (!ready_.empty()) {
+      const auto i = ready_.back();
+      ready_.pop_back();
+      start(i);
+    }
+    completed_.clear();
+    transport_.poll(completed_);
+    for (auto req : completed_) complete(static_cast<std::uint32_t>(step_of_request_[req]));
+    for (std::size_t k = 0; k < computing_.size();) {
+      if (reducer_.done(computing_[k].first)) {
+        const auto i = computing_[k].second;
+        computing_[k] = computing_.back();
+        computing_.pop_back();
+        complete(i);
+      } else {
+        ++k;
+      }
+    }
+    if (done_ != before) {
+      idle = 0;
+    } else if (++idle % 4096 == 0) {  // look at the clock only when nothing moves
+      const auto now = Clock::now();
+      if (idle == 4096) last_progress = now;
+      const double waited = std::chrono::duration<double>(now - last_progress).count();
+      if (waited > call.timeout_s) timed_out(waited);
+    }
+  }
+}
+
+void Executor::start(std::uint32_t i) {
+  const Step& s = prog_->step(i);
+  state_[i] = 1;
+  const std::size_t bytes = (s.kind == StepKind::Send ? s.src.count : s.dst.count) * call_->elem_size;
+  Transport::Request req = -1;
+  switch (s.kind) {
+    case StepKind::Send:
+      req = transport_.isend(s.peer, static_cast<int>(prog_->seq[i]), address(s.src), bytes);
+      break;
+    case StepKind::Recv:
+      req = transport_.irecv(s.peer, static_cast<int>(prog_->seq[i]), address(s.dst), bytes);
+      break;
+    case StepKind::Reduce: {
+      const auto ev = reducer_.reduce(call_->op, call_->type, address(s.src), address(s.aux),
+                                      address(s.dst), s.dst.count);
+      if (reducer_.done(ev)) complete(i); else computing_.push_back({ev, i});
+      return;
+    }
+    case StepKind::Copy: {
+      const auto ev = reducer_.copy(address(s.src), address(s.dst), bytes);
+      if (reducer_.done(ev)) complete(i); else computing_.push_back({ev, i});
+      return;
+    }
+  }
+  if (static_cast<std::size_t>(req) >= step_of_request_.size()) step_of_request_.resize(req + 64);
+  step_of_request_[req] = static_cast<std::int32_t>(i);
+}
+
+void Executor::complete(std::uint32_t i) {
+  state_[i] = 2;
+  ++done_;
+  const Program& p = *prog_;
+  for (auto k = p.dep_begin[i]; k < p.dep_begin[i + 1]; ++k)
+    if (--waiting_[p.dependents[k]] == 0) ready_.push_back(p.dependents[k]);
+}
+
+void Executor::timed_out(double waited_s) {
+  // Name the first message still outstanding, preferring a receive: that peer is silent.
+  long culprit = -1;
+  for (std::size_t i = 0; i < prog_->size(); ++i) {
+    if (state_[i] != 1) continue;
+    const StepKind k = prog_->step(i).kind;
+    if (k == StepKind::Recv) { culprit = static_cast<long>(i); break; }
+    if (k == StepKind::Send && culprit < 0) culprit = static_cast<long>(i);
+  }
+  transport_.cancel_all();
+  std::ostringstream o;
+  o << "arlab: " << to_string(call_->algorithm) << " allreduce of " << call_->count << " "
+    << to_string(call_->type) << " (" << to_string(call_->user_op) << ") on rank " << transport_.rank() << " over "
+    << transport_.name() << " timed out: nothing completed for " << static_cast<int>(waited_s)
+    << " s (ARLAB_TIMEOUT_S=" << call_->timeout_s << ")";
+  if (culprit >= 0) {
+    const Step& s = prog_->step(culprit);
+    const bool recv = s.kind == StepKind::Recv;
+    o << " while waiting for rank " << s.peer << " (" << (recv ? "receive of " : "send of ")
+      << (recv ? s.dst.count : s.src.count) * call_->elem_size << " bytes, message "
+      << prog_->seq[culprit] << (recv ? " from" : " to") << " that rank)";
+  }
+  o << "; the peer may have failed, not called allreduce, or called it with other arguments";
+  throw Error(Error::Code::Timeout, o.str());
+}
+
+}  // namespace arlab::detail

@@ -1,0 +1,30 @@
+// The cost walk: runs all ranks' schedules on a clock instead of data. A message costs
+// alpha + bytes * beta of the link it crosses and occupies the sender's send port and the
+// receiver's receive port meanwhile; a reduction costs bytes * gamma on the rank's compute
+// unit. Steps start when their dependencies are done and their resources are free. The
+// prediction is when the last step finishes; its breakdown follows the critical path.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "model/machine.hpp"
+#include "schedule/schedule.hpp"
+
+namespace arlab::detail {
+
+struct AlgorithmInfo;
+
+struct Cost {
+  double total_us = 0;
+  double latency_us = 0;    // alpha terms on the critical path
+  double bandwidth_us = 0;  // beta terms (and waiting for a busy link)
+  double reduce_us = 0;     // gamma terms (and copies)
+};
+
+Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t elem_size);
+
+// Builds every rank's schedule of `algo` for `shape` (rank ignored) and walks it.
+Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine);
+
+}  // namespace arlab::detail

@@ -1,0 +1,235 @@
+// The CPU reducer: out[i] = a[i] (op) b[i] and data[i] /= divisor on host memory.
+//
+// Each call dispatches once on (type, op) to a loop instantiated for that pair; the arithmetic
+// is the functors of elementwise.hpp, shared with the CUDA kernels. Native types (integers,
+// float, double) run a plain elementwise loop over restrict-qualified pointers, which GCC
+// vectorises. Because the interface lets `out` alias `a` or `b` (exactly, as in an in-place
+// all-reduce), the aliasing cases get their own loops over two pointers rather than a
+// restrict that would be a lie. Full blocks of kBlock elements have a constant trip count,
+// which GCC vectorises even under -O2's cheap cost model; the tail runs scalar.
+//
+// Half and bfloat16 go through float in blocks of kBlock elements on the stack: convert the
+// block in, reduce it in float, round it back. The conversions are branch-free (half.hpp),
+// so all four steps vectorise. No heap allocation.
+//
+// Avg reduces as Sum; cpu_divide does the final division. Integers truncate toward zero
+// (MIN / -1 wraps to MIN, as two's complement negation does). Floats are correctly rounded:
+// float divides in double (exact operands, one rounding that cannot mislead the second for
+// divisors below 2^27), half and bfloat16 divide in double and go to float by round-to-odd,
+// so the final rounding to 16 bits is as if done once.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "reduce/elementwise.hpp"
+#include "reduce/reducer.hpp"
+
+namespace arlab::detail {
+namespace {
+
+constexpr std::size_t kBlock = 256;  // elements per block (and per stack scratch array)
+
+[[noreturn]] void throw_unknown(const char* where, const char* what, int value,
+                                const char* valid) {
+  throw Error(Error::Code::InvalidArgument, std::string(where) + ": unknown " + what +
+                                                " value " + std::to_string(value) +
+                                                " (valid: " + valid + ")");
+}
+
+// Calls f(T{}) with the storage type of `type`.
+template <class F>
+void visit_type(DataType type, const char* where, F&& f) {
+  switch (type) {
+    case DataType::Int8: return f(std::int8_t{});
+    case DataType::UInt8: return f(std::uint8_t{});
+    case DataType::Int32: return f(std::int32_t{});
+    case DataType::UInt32: return f(std::uint32_t{});
+    case DataType::Int64: return f(std::int64_t{});
+    case DataType::UInt64: return f(std::uint64_t{});
+    case DataType::Float16: return f(Half{});
+    case DataType::BFloat16: return f(BFloat16{});
+    case DataType::Float32: return f(float{});
+    case DataType::Float64: return f(double{});
+  }
+  throw_unknown(where, "DataType", static_cast<int>(type),
+                "0..9: Int8, UInt8, Int32, UInt32, Int64, UInt64, Float16, BFloat16, Float32, "
+                "Float64");
+}
+
+// ---- native types ----------------------------------------------------------------------
+
+// out[i] = a[i] op b[i]; out overlaps neither input (a == b is fine: both are only read).
+template <class T, class Op>
+void reduce_apart(const T* __restrict a, const T* __restrict b, T* __restrict out,
+                  std::size_t n) {
+  const Op op;
+  std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock)
+    for (std::size_t j = 0; j < kBlock; ++j) out[i + j] = op(a[i + j], b[i + j]);
+  for (; i < n; ++i) out[i] = op(a[i], b[i]);
+}
+
+// io[i] = io[i] op x[i] (kIoFirst) or x[i] op io[i]: out is one of the inputs.
+template <class T, class Op, bool kIoFirst>
+void reduce_into(T* __restrict io, const T* __restrict x, std::size_t n) {
+  const Op op;
+  std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock)
+    for (std::size_t j = 0; j < kBlock; ++j)
+      io[i + j] = kIoFirst ? op(io[i + j], x[i + j]) : op(x[i + j], io[i + j]);
+  for (; i < n; ++i) io[i] = kIoFirst ? op(io[i], x[i]) : op(x[i], io[i]);
+}
+
+// io[i] = io[i] op io[i]: all three pointers are the same.
+template <class T, class Op>
+void reduce_self(T* io, std::size_t n) {
+  const Op op;
+  for (std::size_t i = 0; i < n; ++i) io[i] = op(io[i], io[i]);
+}
+
+template <class T, class Op>
+void reduce_native(const T* a, const T* b, T* out, std::size_t n) {
+  if (out == a && out == b) return reduce_self<T, Op>(out, n);
+  if (out == a) return reduce_into<T, Op, true>(out, b, n);
+  if (out == b) return reduce_into<T, Op, false>(out, a, n);
+  reduce_apart<T, Op>(a, b, out, n);
+}
+
+// ---- 16-bit floating types (through float) ---------------------------------------------
+
+// One block of exactly kBlock elements (a constant trip count, so GCC vectorises even at
+// -O2). Both inputs are read before out is written, so out may alias a or b.
+template <class T, class Op>
+void reduce_16bit_block(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out) {
+  float fa[kBlock];
+  float fb[kBlock];
+  for (std::size_t j = 0; j < kBlock; ++j) fa[j] = Element<T>::load(T{a[j]});
+  for (std::size_t j = 0; j < kBlock; ++j) fb[j] = Element<T>::load(T{b[j]});
+  for (std::size_t j = 0; j < kBlock; ++j) fa[j] = Op::apply(fa[j], fb[j]);
+  for (std::size_t j = 0; j < kBlock; ++j) out[j] = Element<T>::store(fa[j]).bits;
+}
+
+template <class T, class Op>
+void reduce_16bit(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out,
+                  std::size_t n) {
+  std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) reduce_16bit_block<T, Op>(a + i, b + i, out + i);
+  if (i == n) return;
+  // The tail goes through a zero-padded block on the stack.
+  const std::size_t bytes = (n - i) * sizeof(std::uint16_t);
+  std::uint16_t ta[kBlock] = {};
+  std::uint16_t tb[kBlock] = {};
+  std::memcpy(ta, a + i, bytes);
+  std::memcpy(tb, b + i, bytes);
+  reduce_16bit_block<T, Op>(ta, tb, ta);
+  std::memcpy(out + i, ta, bytes);
+}
+
+template <class T, class Op>
+void reduce_as(const void* a, const void* b, void* out, std::size_t n) {
+  if constexpr (kComputedNatively<T>) {
+    reduce_native<T, Op>(static_cast<const T*>(a), static_cast<const T*>(b),
+                         static_cast<T*>(out), n);
+  } else {
+    reduce_16bit<T, Op>(static_cast<const std::uint16_t*>(a),
+                        static_cast<const std::uint16_t*>(b), static_cast<std::uint16_t*>(out),
+                        n);
+  }
+}
+
+// ---- division (the last step of Avg) ---------------------------------------------------
+
+template <class T>
+void divide_signed(T* data, std::size_t n, int divisor) {
+  if (divisor == -1) {  // the one quotient that can overflow: MIN / -1 wraps to MIN
+    for (std::size_t i = 0; i < n; ++i)
+      data[i] = static_cast<T>(WrapType<T>{0} - static_cast<WrapType<T>>(data[i]));
+    return;
+  }
+  const std::int64_t d = divisor;
+  for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<T>(data[i] / d);
+}
+
+template <class T>
+void divide_unsigned(T* data, std::size_t n, int divisor, DataType type) {
+  if (divisor < 0)
+    throw Error(Error::Code::InvalidArgument, "cpu_divide: divisor " + std::to_string(divisor) +
+                                                  " is negative for unsigned type " +
+                                                  to_string(type));
+  const std::uint64_t d = static_cast<std::uint64_t>(divisor);
+  for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<T>(data[i] / d);
+}
+
+// q rounded to float by round-to-odd: truncate, and set the last bit if inexact. A later
+// round-to-nearest to fewer bits then gives the same result as rounding q directly.
+float to_float_round_to_odd(double q) {
+  const float f = static_cast<float>(q);
+  if (static_cast<double>(f) == q || q != q) return f;
+  std::uint32_t bits = bit_cast_hd<std::uint32_t>(f);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(q)) --bits;  // rounded away: step back
+  return bit_cast_hd<float>(bits | 1u);
+}
+
+template <class T>
+void divide_as(DataType type, void* data, std::size_t n, int divisor) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    divide_signed(static_cast<T*>(data), n, divisor);
+  } else if constexpr (std::is_integral_v<T>) {
+    divide_unsigned(static_cast<T*>(data), n, divisor, type);
+  } else if constexpr (kComputedNatively<T>) {  // float, double
+    T* p = static_cast<T*>(data);
+    for (std::size_t i = 0; i < n; ++i)
+      p[i] = static_cast<T>(static_cast<double>(p[i]) / divisor);
+  } else {  // Half, BFloat16
+    auto* p = static_cast<std::uint16_t*>(data);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double q = static_cast<double>(Element<T>::load(T{p[i]})) / divisor;
+      p[i] = Element<T>::store(to_float_round_to_odd(q)).bits;
+    }
+  }
+}
+
+}  // namespace
+
+void cpu_reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out,
+                std::size_t n) {
+  visit_type(type, "cpu_reduce", [&](auto tag) {
+    using T = decltype(tag);
+    switch (op) {
+      case ReduceOp::Sum:
+      case ReduceOp::Avg: return reduce_as<T, SumOp>(a, b, out, n);
+      case ReduceOp::Prod: return reduce_as<T, ProdOp>(a, b, out, n);
+      case ReduceOp::Min: return reduce_as<T, MinOp>(a, b, out, n);
+      case ReduceOp::Max: return reduce_as<T, MaxOp>(a, b, out, n);
+    }
+    throw_unknown("cpu_reduce", "ReduceOp", static_cast<int>(op),
+                  "0..4: Sum, Prod, Min, Max, Avg");
+  });
+}
+
+void cpu_divide(DataType type, void* data, std::size_t n, int divisor) {
+  visit_type(type, "cpu_divide", [&](auto tag) {
+    if (divisor == 0) throw Error(Error::Code::InvalidArgument, "cpu_divide: divisor is 0");
+    divide_as<decltype(tag)>(type, data, n, divisor);
+  });
+}
+
+Reducer::Event CpuReducer::reduce(ReduceOp op, DataType type, const void* a, const void* b,
+                                  void* out, std::size_t n) {
+  cpu_reduce(op, type, a, b, out, n);
+  return kDone;
+}
+
+Reducer::Event CpuReducer::copy(const void* src, void* dst, std::size_t bytes) {
+  if (bytes != 0 && src != dst) std::memcpy(dst, src, bytes);
+  return kDone;
+}
+
+Reducer::Event CpuReducer::divide(DataType type, void* data, std::size_t n, int divisor) {
+  cpu_divide(type, data, n, divisor);
+  return kDone;
+}
+
+}  // namespace arlab::detail

@@ -1,0 +1,146 @@
+// Element functors: the arithmetic of one reduction step, out = a (op) b, for every type.
+//
+// Shared by the CPU reducer and the CUDA kernels (every function is ARLAB_HD), so both give
+// bit-identical results. The rules, which arlab.hpp promises for every op on every type:
+//   - Integers wrap on overflow, as in two's complement. Sum and Prod are computed in an
+//     unsigned type (at least `unsigned int`, so no promotion to a signed int can overflow)
+//     and converted back, which C++20 defines as modular.
+//   - float and double use IEEE arithmetic in their own precision.
+//   - Half and BFloat16 are loaded into float, computed there, and rounded to nearest even
+//     on store (correctly rounded for one operation; see half.hpp).
+//   - Min and Max on floating types are the IEEE 754-2019 minimum/maximum: if either
+//     operand is NaN the result is a (quiet) NaN, and -0 < +0. Both choices keep the ops
+//     commutative, so every rank of an all-reduce gets the same bits whatever the order in
+//     which an algorithm combines the operands.
+//   - Avg is reduced as Sum; the division by the number of ranks is a separate step.
+//
+// Functors take and return the storage type (int8_t ... double, Half, BFloat16); apply()
+// works on the compute type (float for the 16-bit formats).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "reduce/half.hpp"
+
+namespace arlab::detail {
+
+// Storage of the 16-bit floating formats: the raw bits, see half.hpp.
+struct Half {
+  std::uint16_t bits;
+};
+struct BFloat16 {
+  std::uint16_t bits;
+};
+static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2);
+
+// How a stored element is loaded into its compute type and stored back.
+template <class T>
+struct Element {
+  using Compute = T;
+  ARLAB_HD static constexpr Compute load(T v) noexcept { return v; }
+  ARLAB_HD static constexpr T store(Compute v) noexcept { return v; }
+};
+template <>
+struct Element<Half> {
+  using Compute = float;
+  ARLAB_HD static constexpr float load(Half v) noexcept { return half_bits_to_float(v.bits); }
+  ARLAB_HD static constexpr Half store(float v) noexcept { return Half{float_to_half_bits(v)}; }
+};
+template <>
+struct Element<BFloat16> {
+  using Compute = float;
+  ARLAB_HD static constexpr float load(BFloat16 v) noexcept {
+    return bfloat16_bits_to_float(v.bits);
+  }
+  ARLAB_HD static constexpr BFloat16 store(float v) noexcept {
+    return BFloat16{float_to_bfloat16_bits(v)};
+  }
+};
+
+// True when T is computed in itself (integers, float, double): plain loops vectorise.
+template <class T>
+inline constexpr bool kComputedNatively = std::is_same_v<typename Element<T>::Compute, T>;
+
+// The unsigned type in which integer T wraps: never narrower than unsigned int.
+template <class T>
+using WrapType = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
+// The unsigned integer with the bits of floating type F.
+template <class F>
+using FloatBits = std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>;
+
+// Base of the functors: load, Derived::apply in the compute type, store.
+template <class Derived>
+struct ElementOp {
+  template <class T>
+  ARLAB_HD constexpr T operator()(T a, T b) const noexcept {
+    return Element<T>::store(Derived::apply(Element<T>::load(a), Element<T>::load(b)));
+  }
+};
+
+struct SumOp : ElementOp<SumOp> {
+  template <class T>
+  ARLAB_HD static constexpr T apply(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct ProdOp : ElementOp<ProdOp> {
+  template <class T>
+  ARLAB_HD static constexpr T apply(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// IEEE 754-2019 minimum (kMin) or maximum of floats. Only selects between precomputed
+// values, with no arithmetic in an arm, so GCC if-converts and vectorises it (even for
+// double on plain SSE2).
+template <bool kMin, class F>
+ARLAB_HD constexpr F float_min_max(F a, F b) noexcept {
+  using Bits = FloatBits<F>;
+  constexpr Bits kQuiet = Bits{1} << (sizeof(F) == 4 ? 22 : 51);  // top fraction bit
+  const Bits ua = bit_cast_hd<Bits>(a);
+  const Bits ub = bit_cast_hd<Bits>(b);
+  // Equal operands differ at most in the sign of zero: OR prefers -0, AND prefers +0.
+  const F equal = bit_cast_hd<F>(kMin ? (ua | ub) : (ua & ub));
+  const F quiet_a = bit_cast_hd<F>(ua | kQuiet);
+  const F quiet_b = bit_cast_hd<F>(ub | kQuiet);
+  F r = (kMin ? b < a : a < b) ? b : a;
+  r = a == b ? equal : r;
+  r = b != b ? quiet_b : r;  // a NaN operand gives a quiet NaN (a's if both are NaN)
+  r = a != a ? quiet_a : r;
+  return r;
+}
+
+struct MinOp : ElementOp<MinOp> {
+  template <class T>
+  ARLAB_HD static constexpr T apply(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      return b < a ? b : a;
+    } else {
+      return float_min_max<true>(a, b);
+    }
+  }
+};
+
+struct MaxOp : ElementOp<MaxOp> {
+  template <class T>
+  ARLAB_HD static constexpr T apply(T a, T b) noexcept {
+    if constexpr (std::is_integral_v<T>) {
+      return a < b ? b : a;
+    } else {
+      return float_min_max<false>(a, b);
+    }
+  }
+};
+
+}  // namespace arlab::detail

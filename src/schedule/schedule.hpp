@@ -1,0 +1,102 @@
+// The step IR: an algorithm is a pure function from a Shape to one rank's Schedule.
+// One schedule feeds the executor, the symbolic validator and the cost walk.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace arlab::detail {
+
+// Which buffer a region lies in. Input is the user's send buffer (read only; only present
+// after out-of-place lowering), Output the user's receive buffer, Scratch arlab's own.
+enum class Buffer : std::uint8_t { Input, Output, Scratch };
+
+// A run of elements (not bytes) in one buffer.
+struct Region {
+  Buffer buffer = Buffer::Output;
+  std::size_t offset = 0;
+  std::size_t count = 0;
+};
+
+// Send:   send `src` to `peer`.
+// Recv:   receive from `peer` into `dst`.
+// Reduce: dst = src (op) aux, locally (a received value is reduced by a Recv into Scratch
+//         followed by a Reduce that depends on it, so the two can be scheduled apart).
+// Copy:   dst = src, locally.
+enum class StepKind : std::uint8_t { Send, Recv, Reduce, Copy };
+
+struct Step {
+  StepKind kind = StepKind::Send;
+  int peer = -1;
+  Region src, dst, aux;
+  std::vector<std::uint32_t> deps;  // indices of earlier steps of this rank
+};
+
+// The k-th Send from rank a to rank b matches the k-th Recv at b from a; both carry
+// the same element count. Messages on one (a, b) channel are posted in schedule order.
+struct Schedule {
+  std::vector<Step> steps;
+  std::size_t scratch_count = 0;  // elements of Scratch the schedule uses
+};
+
+// What a builder needs to know. Everything is in elements except chunk_bytes.
+struct Shape {
+  int rank = 0;
+  int nranks = 1;
+  std::size_t count = 0;
+  std::size_t elem_size = 4;
+  std::size_t chunk_bytes = 256 * 1024;  // pipelining unit; 0 means no pipelining
+  int ranks_per_node = 0;                // 0: all ranks on one node
+
+  // Elements per pipelined chunk (at least 1; the whole count when pipelining is off).
+  std::size_t chunk_elems() const;
+};
+
+// Builders append steps through this. A step that moves no data vanishes (both ends of an
+// empty message vanish alike, since both compute the same sizes); a step that depends on a
+// vanished step inherits the vanished step's own dependencies, so no ordering is lost.
+class ScheduleBuilder {
+ public:
+  using Id = std::uint32_t;  // a step, or a vanished step standing for its dependencies
+  using Deps = std::vector<Id>;
+
+  Id send(int peer, Region src, const Deps& deps = {});
+  Id recv(int peer, Region dst, const Deps& deps = {});
+  // dst = dst (op) staging, after `deps`.
+  Id reduce(Region dst, Region staging, const Deps& deps = {});
+  Id copy(Region src, Region dst, const Deps& deps = {});
+  Schedule finish() { return std::move(schedule_); }
+
+ private:
+  static constexpr Id kVanished = 0x80000000u;
+  Id add(Step step, const Deps& deps);
+  void resolve(Id id, std::vector<std::uint32_t>& out) const;
+  Schedule schedule_;
+  std::vector<std::vector<std::uint32_t>> vanished_;  // deps of each vanished step
+};
+
+inline Region out_region(std::size_t offset, std::size_t count) {
+  return {Buffer::Output, offset, count};
+}
+inline Region tmp_region(std::size_t offset, std::size_t count) {
+  return {Buffer::Scratch, offset, count};
+}
+
+// Rewrites an in-place schedule (all data in Output) for out-of-place use: the first read of
+// every Output element reads Input instead, and elements no step writes are copied once.
+Schedule lower_out_of_place(const Schedule& in_place, std::size_t count);
+
+const char* to_string(StepKind);
+const char* to_string(Buffer);
+
+// Splits [0, count) into `parts` blocks, the first count % parts one element longer.
+struct Blocks {
+  std::size_t count;
+  std::size_t parts;
+  std::size_t offset(std::size_t i) const;
+  std::size_t size(std::size_t i) const { return offset(i + 1) - offset(i); }
+};
+
+}  // namespace arlab::detail

@@ -1,0 +1,137 @@
+#include "transport/mpi_transport.hpp"
+
+#include <climits>
+#include <string>
+
+#include "arlab/arlab.hpp"
+
+namespace arlab::detail {
+
+namespace {
+
+std::string mpi_error(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return std::string(text, len);
+}
+
+class MpiTransport final : public Transport {
+ public:
+  explicit MpiTransport(MPI_Comm comm) : comm_(comm) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  }
+  ~MpiTransport() override {
+    cancel_all();
+    for (auto& [bytes, type] : large_types_) MPI_Type_free(&type);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return "mpi"; }
+
+  Request isend(int peer, int tag, const void* buf, std::size_t bytes) override {
+    const Request slot = allocate();
+    auto [type, count] = message_type(bytes);
+    check(MPI_Isend(buf, count, type, peer, tag, comm_, &reqs_[slot]), "MPI_Isend to", peer);
+    return slot;
+  }
+
+  Request irecv(int peer, int tag, void* buf, std::size_t bytes) override {
+    const Request slot = allocate();
+    auto [type, count] = message_type(bytes);
+    check(MPI_Irecv(buf, count, type, peer, tag, comm_, &reqs_[slot]), "MPI_Irecv from", peer);
+    return slot;
+  }
+
+  void poll(std::vector<Request>& done) override {
+    if (active_ == 0) return;
+    int outcount = 0;
+    indices_.resize(high_);
+    const int rc = MPI_Testsome(high_, reqs_.data(), &outcount, indices_.data(), MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) check(rc, "MPI_Testsome with", -1);
+    if (outcount == MPI_UNDEFINED) return;
+    for (int k = 0; k < outcount; ++k) {
+      done.push_back(indices_[k]);
+      release(indices_[k]);
+    }
+  }
+
+  void cancel_all() override {
+    for (int i = 0; i < high_; ++i)
+      if (reqs_[i] != MPI_REQUEST_NULL) {
+        MPI_Cancel(&reqs_[i]);
+        MPI_Request_free(&reqs_[i]);
+      }
+    free_.clear();
+    high_ = active_ = 0;
+  }
+
+ private:
+  Request allocate() {
+    ++active_;
+    if (!free_.empty()) {
+      const Request r = free_.back();
+      free_.pop_back();
+      return r;
+    }
+    if (high_ == static_cast<int>(reqs_.size())) reqs_.resize(reqs_.size() * 2 + 16, MPI_REQUEST_NULL);
+    return high_++;
+  }
+
+  void release(int slot) {
+    --active_;
+    reqs_[slot] = MPI_REQUEST_NULL;
+    if (active_ == 0) {  // everything done: start the slots afresh, keeping Testsome short
+      free_.clear();
+      high_ = 0;
+    } else {
+      free_.push_back(slot);
+    }
+  }
+
+  // MPI counts are int: messages over 2 GiB travel as one element of a derived type.
+  std::pair<MPI_Datatype, int> message_type(std::size_t bytes) {
+    if (bytes <= static_cast<std::size_t>(INT_MAX)) return {MPI_BYTE, static_cast<int>(bytes)};
+    auto it = large_types_.find(bytes);
+    if (it == large_types_.end()) {
+      constexpr std::size_t kBlock = std::size_t{1} << 20;
+      MPI_Datatype block, type;
+      MPI_Type_contiguous(static_cast<int>(kBlock), MPI_BYTE, &block);
+      int lens[2] = {static_cast<int>(bytes / kBlock), static_cast<int>(bytes % kBlock)};
+      MPI_Aint displs[2] = {0, static_cast<MPI_Aint>(bytes / kBlock * kBlock)};
+      MPI_Datatype types[2] = {block, MPI_BYTE};
+      MPI_Type_create_struct(2, lens, displs, types, &type);
+      MPI_Type_commit(&type);
+      MPI_Type_free(&block);
+      it = large_types_.emplace(bytes, type).first;
+    }
+    return {it->second, 1};
+  }
+
+  void check(int rc, const char* what, int peer) {
+    if (rc == MPI_SUCCESS) return;
+    throw Error(Error::Code::Transport, "arlab: " + std::string(what) +
+                                            (peer >= 0 ? " rank " + std::to_string(peer) : "") +
+                                            " failed on rank " + std::to_string(rank_) + ": " +
+                                            mpi_error(rc));
+  }
+
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  std::vector<MPI_Request> reqs_;
+  std::vector<int> indices_;
+  std::vector<Request> free_;
+  int high_ = 0, active_ = 0;
+  std::map<std::size_t, MPI_Datatype> large_types_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm) {
+  return std::make_unique<MpiTransport>(comm);
+}
+
+}  // namespace arlab::detail

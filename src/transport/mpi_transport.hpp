@@ -1,0 +1,16 @@
+// Point-to-point over MPI_Isend/MPI_Irecv on a communicator private to arlab.
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+
+#include "transport/transport.hpp"
+
+namespace arlab::detail {
+
+// `comm` must be arlab's own duplicate; the transport does not free it.
+std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm);
+
+}  // namespace arlab::detail

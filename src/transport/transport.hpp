@@ -1,0 +1,31 @@
+// Transport: non-blocking point-to-point messages between the ranks of one communicator.
+// A transport knows nothing of algorithms; the executor drives it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace arlab::detail {
+
+class Transport {
+ public:
+  using Request = std::int32_t;
+
+  virtual ~Transport() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string name() const = 0;
+
+  // Post a message. Messages between one pair of ranks with one tag match in posting order.
+  virtual Request isend(int peer, int tag, const void* buf, std::size_t bytes) = 0;
+  virtual Request irecv(int peer, int tag, void* buf, std::size_t bytes) = 0;
+  // Make progress and append the requests that completed since the last call to `done`.
+  virtual void poll(std::vector<Request>& done) = 0;
+  // Abandon every outstanding request (after a timeout); the transport stays usable
+  // only as far as the underlying library allows.
+  virtual void cancel_all() = 0;
+};
+
+}  // namespace arlab::detail

@@ -1,0 +1,45 @@
+// A rank that never calls allreduce must not hang the others: with ARLAB_TIMEOUT_S=1 they
+// fail within seconds with an Error naming the silent rank. Rank 2 stays silent.
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "arlab/arlab.hpp"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int ok = 1;
+  {
+    arlab::Communicator comm(MPI_COMM_WORLD);
+    if (comm.size() != 3) {
+      std::fprintf(stderr, "run with 3 ranks\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (comm.rank() != 2) {
+      std::vector<float> x(16, 1.0f);
+      const double t0 = MPI_Wtime();
+      try {
+        comm.allreduce(x.data(), x.data(), x.size(), arlab::DataType::Float32, arlab::ReduceOp::Sum,
+                       arlab::Algorithm::Ring);
+        ok = 0;
+        std::printf("rank %d: allreduce returned without its peer\n", comm.rank());
+      } catch (const arlab::Error& e) {
+        const std::string m = e.what();
+        const double waited = MPI_Wtime() - t0;
+        std::printf("rank %d after %.1f s: %s\n", comm.rank(), waited, e.what());
+        // Ring: rank 0 waits for its left neighbour 2; rank 1 waits for rank 0, which gave up.
+        ok = e.code() == arlab::Error::Code::Timeout && waited < 30 &&
+             (comm.rank() != 0 || m.find("waiting for rank 2") != std::string::npos);
+      }
+    }
+  }
+  int all = 0;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) std::printf(all ? "timeout test passed\n" : "timeout test FAILED\n");
+  MPI_Finalize();
+  return all ? 0 : 1;
+}

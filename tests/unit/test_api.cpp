@@ -1,0 +1,80 @@
+// Names, parsing and option resolution of the public API.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "arlab/arlab.hpp"
+
+namespace arlab {
+namespace {
+
+TEST(Api, AlgorithmNamesRoundTrip) {
+  const std::pair<Algorithm, const char*> names[] = {
+      {Algorithm::Auto, "auto"}, {Algorithm::Ring, "ring"}, {Algorithm::Tree, "tree"},
+      {Algorithm::RecursiveDoubling, "recursive-doubling"}, {Algorithm::Rabenseifner, "rabenseifner"},
+      {Algorithm::Hierarchical, "hierarchical"}, {Algorithm::Mpi, "mpi"}, {Algorithm::Nccl, "nccl"}};
+  for (auto [a, n] : names) {
+    EXPECT_EQ(to_string(a), n);
+    EXPECT_EQ(algorithm_from_string(n), a);
+  }
+  EXPECT_EQ(algorithm_from_string("rd"), Algorithm::RecursiveDoubling);
+  EXPECT_EQ(algorithm_from_string("rab"), Algorithm::Rabenseifner);
+  EXPECT_EQ(algorithm_from_string("RING"), Algorithm::Ring);
+}
+
+TEST(Api, UnknownNamesListTheValidOnes) {
+  try {
+    algorithm_from_string("butterfly");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Error::Code::InvalidArgument);
+    const std::string m = e.what();
+    for (const char* n : {"'butterfly'", "ring", "tree", "recursive-doubling", "rabenseifner", "mpi", "rd", "rab"})
+      EXPECT_NE(m.find(n), std::string::npos) << m;
+  }
+  EXPECT_THROW(datatype_from_string("float128"), Error);
+  EXPECT_THROW(reduce_op_from_string("xor"), Error);
+  EXPECT_THROW(transport_from_string("tcp"), Error);
+}
+
+TEST(Api, TypesAndSizes) {
+  EXPECT_EQ(size_of(DataType::Int8), 1u);
+  EXPECT_EQ(size_of(DataType::BFloat16), 2u);
+  EXPECT_EQ(size_of(DataType::Float32), 4u);
+  EXPECT_EQ(size_of(DataType::UInt64), 8u);
+  EXPECT_EQ(datatype_from_string("half"), DataType::Float16);
+  EXPECT_EQ(datatype_from_string("bf16"), DataType::BFloat16);
+  EXPECT_EQ(to_string(DataType::Float64), "double");
+  EXPECT_EQ(to_string(ReduceOp::Avg), "avg");
+  EXPECT_EQ(to_string(TransportKind::UcxRma), "ucx-rma");
+  EXPECT_THROW(size_of(static_cast<DataType>(99)), Error);
+  EXPECT_EQ(schedule_algorithms().size(), 4u);
+}
+
+TEST(Api, OptionsFromEnvironment) {
+  setenv("ARLAB_ALGO", "rab", 1);
+  setenv("ARLAB_CHUNK_BYTES", "64K", 1);
+  setenv("ARLAB_TIMEOUT_S", "2.5", 1);
+  setenv("ARLAB_DEBUG", "INFO", 1);
+  Options o = Options{}.resolved();
+  EXPECT_EQ(*o.algorithm, Algorithm::Rabenseifner);
+  EXPECT_EQ(*o.chunk_bytes, 64u << 10);
+  EXPECT_DOUBLE_EQ(*o.timeout_s, 2.5);
+  EXPECT_EQ(*o.log_level, LogLevel::Info);
+  Options set;  // a field set in code wins over the environment
+  set.algorithm = Algorithm::Ring;
+  EXPECT_EQ(*set.resolved().algorithm, Algorithm::Ring);
+  setenv("ARLAB_TIMEOUT_S", "soon", 1);
+  EXPECT_THROW(Options{}.resolved(), Error);
+  setenv("ARLAB_TIMEOUT_S", "1", 1);
+  setenv("ARLAB_CHUNK_BYTES", "12Q", 1);
+  EXPECT_THROW(Options{}.resolved(), Error);
+  for (const char* v : {"ARLAB_ALGO", "ARLAB_CHUNK_BYTES", "ARLAB_TIMEOUT_S", "ARLAB_DEBUG"}) unsetenv(v);
+  o = Options{}.resolved();
+  EXPECT_EQ(*o.algorithm, Algorithm::Auto);
+  EXPECT_EQ(*o.chunk_bytes, 256u << 10);
+  EXPECT_DOUBLE_EQ(*o.timeout_s, 300);
+}
+
+}  // namespace
+}  // namespace arlab

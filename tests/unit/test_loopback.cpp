@@ -1,0 +1,225 @@
+// The engine on loopback threads: every algorithm, dtype, op, p = 1..16, odd counts, in place
+// and out of place, checked exactly against a reference fold. Plus errors and timeouts.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include "core/engine.hpp"
+#include "reduce/half.hpp"
+#include "reduce/reducer.hpp"
+#include "transport/loopback_transport.hpp"
+
+namespace arlab::detail {
+namespace {
+
+const DataType kTypes[] = {DataType::Int8,    DataType::UInt8,    DataType::Int32,   DataType::UInt32,
+                           DataType::Int64,   DataType::UInt64,   DataType::Float16, DataType::BFloat16,
+                           DataType::Float32, DataType::Float64};
+const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
+
+// Integer-valued data, exact in every type: small values, and for Prod only 1 and 2.
+double value(int rank, std::size_t i, ReduceOp op) {
+  if (op == ReduceOp::Prod) return (i + static_cast<std::size_t>(rank)) % 5 == 0 ? 2 : 1;
+  return static_cast<double>((i * 7 + static_cast<std::size_t>(rank) * 3) % 11) + 1;
+}
+
+// Writes `v` as one element of `type`.
+void store(DataType type, void* at, double v) {
+  switch (type) {
+    case DataType::Int8: *static_cast<std::int8_t*>(at) = static_cast<std::int8_t>(v); break;
+    case DataType::UInt8: *static_cast<std::uint8_t*>(at) = static_cast<std::uint8_t>(v); break;
+    case DataType::Int32: *static_cast<std::int32_t*>(at) = static_cast<std::int32_t>(v); break;
+    case DataType::UInt32: *static_cast<std::uint32_t*>(at) = static_cast<std::uint32_t>(v); break;
+    case DataType::Int64: *static_cast<std::int64_t*>(at) = static_cast<std::int64_t>(v); break;
+    case DataType::UInt64: *static_cast<std::uint64_t*>(at) = static_cast<std::uint64_t>(v); break;
+    case DataType::Float32: *static_cast<float*>(at) = static_cast<float>(v); break;
+    case DataType::Float64: *static_cast<double*>(at) = v; break;
+    case DataType::Float16: {
+      const std::uint16_t bits = float_to_half_bits(static_cast<float>(v));
+      std::memcpy(at, &bits, 2);
+      break;
+    }
+    case DataType::BFloat16: {
+      const std::uint16_t bits = float_to_bfloat16_bits(static_cast<float>(v));
+      std::memcpy(at, &bits, 2);
+      break;
+    }
+  }
+}
+
+std::vector<std::byte> fill(DataType type, std::size_t count, int rank, ReduceOp op) {
+  const std::size_t e = size_of(type);
+  std::vector<std::byte> v(count * e);
+  for (std::size_t i = 0; i < count; ++i) store(type, v.data() + i * e, value(rank, i, op));
+  return v;
+}
+
+// The expected result: rank 0's data reduced with every other rank's, in rank order.
+std::vector<std::byte> reference(DataType type, std::size_t count, int p, ReduceOp op) {
+  auto acc = fill(type, count, 0, op);
+  const ReduceOp run = op == ReduceOp::Avg ? ReduceOp::Sum : op;
+  for (int r = 1; r < p; ++r) {
+    auto other = fill(type, count, r, op);
+    cpu_reduce(run, type, acc.data(), other.data(), acc.data(), count);
+  }
+  if (op == ReduceOp::Avg) cpu_divide(type, acc.data(), count, p);
+  return acc;
+}
+
+// Runs `body(engine, rank)` on p threads, one engine each; rethrows the first failure.
+void on_threads(int p, const Options& options, const std::function<void(Engine&, int)>& body) {
+  auto world = make_loopback_world(p);
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(p);
+  for (int r = 0; r < p; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        Engine engine(make_loopback_transport(world, r), options.resolved(), MPI_COMM_NULL);
+        body(engine, r);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+Options test_options(std::size_t chunk) {
+  Options o;
+  o.chunk_bytes = chunk;
+  o.timeout_s = 60;
+  o.log_level = LogLevel::None;
+  return o;
+}
+
+class LoopbackAllreduce : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(LoopbackAllreduce, EveryTypeOpAndRankCount) {
+  const Algorithm algo = GetParam();
+  for (int p : {1, 2, 3, 4, 5, 6, 7, 8, 11, 16}) {
+    std::vector<std::string> failures(p);
+    on_threads(p, test_options(256), [&](Engine& engine, int rank) {
+      const std::size_t pp = static_cast<std::size_t>(p);
+      for (DataType type : kTypes)
+        for (ReduceOp op : kOps)
+          for (std::size_t count : {std::size_t{1}, pp - 1, pp + 1, std::size_t{517}})
+            for (bool in_place : {true, false}) {
+              auto send = fill(type, count, rank, op);
+              std::vector<std::byte> recv(send.size(), std::byte{0x5a});
+              void* out = in_place ? send.data() : recv.data();
+              engine.allreduce(send.data(), out, count, type, op, algo);
+              const auto want = reference(type, count, p, op);
+              if (count && std::memcmp(out, want.data(), want.size()) != 0 && failures[rank].empty())
+                failures[rank] = to_string(type) + " " + to_string(op) + " count " + std::to_string(count) +
+                                 (in_place ? " in place" : " out of place");
+            }
+    });
+    for (int r = 0; r < p; ++r) EXPECT_EQ(failures[r], "") << to_string(algo) << " p=" << p << " rank " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, LoopbackAllreduce,
+                         ::testing::Values(Algorithm::Ring, Algorithm::Tree, Algorithm::RecursiveDoubling,
+                                           Algorithm::Rabenseifner, Algorithm::Auto),
+                         [](const auto& info) {
+                           std::string n = to_string(info.param);
+                           for (auto& c : n) if (c == '-') c = '_';
+                           return n;
+                         });
+
+TEST(Loopback, LargePipelinedCall) {
+  // 1 MiB of floats with 16 KiB chunks: many chunks in flight at once.
+  const std::size_t count = 262147;
+  for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree, Algorithm::Rabenseifner}) {
+    on_threads(4, test_options(16 << 10), [&](Engine& engine, int rank) {
+      auto data = fill(DataType::Float32, count, rank, ReduceOp::Sum);
+      engine.allreduce(data.data(), data.data(), count, DataType::Float32, ReduceOp::Sum, algo);
+      EXPECT_EQ(data, reference(DataType::Float32, count, 4, ReduceOp::Sum)) << to_string(algo);
+    });
+  }
+}
+
+TEST(Loopback, BadArgumentsThrowAndLeaveBuffersAlone) {
+  on_threads(1, test_options(0), [](Engine& e, int) {
+    std::vector<float> buf(8, 3.0f), out(8, 7.0f);
+    auto expect_error = [&](auto&& call, const char* words) {
+      try {
+        call();
+        ADD_FAILURE() << "no error for " << words;
+      } catch (const Error& err) {
+        EXPECT_EQ(err.code(), Error::Code::InvalidArgument);
+        EXPECT_NE(std::string(err.what()).find(words), std::string::npos) << err.what();
+      }
+      EXPECT_EQ(out, std::vector<float>(8, 7.0f));
+      EXPECT_EQ(buf, std::vector<float>(8, 3.0f));
+    };
+    expect_error([&] { e.allreduce(nullptr, out.data(), 8, DataType::Float32, ReduceOp::Sum, Algorithm::Ring); },
+                 "send buffer is null");
+    expect_error([&] { e.allreduce(buf.data(), nullptr, 8, DataType::Float32, ReduceOp::Sum, Algorithm::Ring); },
+                 "recv buffer is null");
+    expect_error([&] { e.allreduce(buf.data(), out.data(), 8, static_cast<DataType>(42), ReduceOp::Sum, Algorithm::Ring); },
+                 "unknown data type value 42");
+    expect_error([&] { e.allreduce(buf.data(), out.data(), 8, DataType::Float32, static_cast<ReduceOp>(9), Algorithm::Ring); },
+                 "unknown reduce op value 9");
+    expect_error([&] { e.allreduce(buf.data(), out.data(), 8, DataType::Float32, ReduceOp::Sum, static_cast<Algorithm>(77)); },
+                 "unknown algorithm value 77");
+    expect_error([&] { e.allreduce(buf.data(), out.data(), SIZE_MAX / 2, DataType::Float32, ReduceOp::Sum, Algorithm::Ring); },
+                 "overflows size_t");
+    expect_error([&] { e.allreduce(buf.data(), buf.data() + 1, 4, DataType::Float32, ReduceOp::Sum, Algorithm::Ring); },
+                 "overlap");
+    // Null pointers are fine with nothing to do.
+    e.allreduce(nullptr, nullptr, 0, DataType::Float32, ReduceOp::Sum, Algorithm::Ring);
+  });
+}
+
+TEST(Loopback, UnavailableAlgorithmsSaySo) {
+  on_threads(1, test_options(0), [](Engine& e, int) {
+    float x = 1;
+    for (Algorithm a : {Algorithm::Hierarchical, Algorithm::Nccl}) {
+      try {
+        e.allreduce(&x, &x, 1, DataType::Float32, ReduceOp::Sum, a);
+        ADD_FAILURE() << to_string(a) << " ran";
+      } catch (const Error& err) {
+        EXPECT_EQ(err.code(), Error::Code::Unavailable);
+        EXPECT_NE(std::string(err.what()).find("not available yet"), std::string::npos);
+      }
+    }
+  });
+}
+
+TEST(Loopback, SilentPeerTimesOutNamingIt) {
+  Options o = test_options(0);
+  o.timeout_s = 0.5;
+  std::string message;
+  on_threads(3, o, [&](Engine& e, int rank) {
+    if (rank == 2) return;  // never calls allreduce
+    std::vector<float> x(64, 1.0f);
+    try {
+      e.allreduce(x.data(), x.data(), x.size(), DataType::Float32, ReduceOp::Sum, Algorithm::Ring);
+      ADD_FAILURE() << "rank " << rank << " finished without its peer";
+    } catch (const Error& err) {
+      EXPECT_EQ(err.code(), Error::Code::Timeout);
+      if (rank == 0) message = err.what();
+      // The communicator refuses further use.
+      EXPECT_THROW(e.allreduce(x.data(), x.data(), 1, DataType::Float32, ReduceOp::Sum, Algorithm::Ring), Error);
+    }
+  });
+  // Rank 0 receives from rank 2 in the ring (its left neighbour).
+  EXPECT_NE(message.find("waiting for rank 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("ring allreduce of 64 float"), std::string::npos) << message;
+}
+
+TEST(Loopback, PlanRanksEveryAlgorithm) {
+  on_threads(1, test_options(256 << 10), [](Engine& e, int) {
+    const Plan plan = e.plan(1 << 20, DataType::Float32);
+    EXPECT_EQ(plan.candidates.size(), schedule_algorithms().size());
+    EXPECT_EQ(plan.algorithm, plan.candidates.front().algorithm);
+    EXPECT_FALSE(plan.reason.empty());
+  });
+}
+
+}  // namespace
+}  // namespace arlab::detail
