@@ -52,12 +52,15 @@ int comm_size(MPI_Comm c) {
 }
 
 // Collective. Returns, on every rank, the text that the lowest rank with one holds (or
-// nothing when no rank has one), with that rank's number.
-std::optional<std::pair<int, std::string>> agree_text(MPI_Comm c, const std::optional<std::string>& mine) {
+// nothing when no rank has one), with that rank's number. A rank with `secondary` set only
+// wins when no rank without it has a text.
+std::optional<std::pair<int, std::string>> agree_text(MPI_Comm c, const std::optional<std::string>& mine,
+                                                      bool secondary = false) {
   const int size = comm_size(c);
-  int candidate = mine ? comm_rank(c) : size, root = size;
-  MPI_Allreduce(&candidate, &root, 1, MPI_INT, MPI_MIN, c);
-  if (root == size) return std::nullopt;
+  int candidate = mine ? comm_rank(c) + (secondary ? size : 0) : 2 * size, best = 2 * size;
+  MPI_Allreduce(&candidate, &best, 1, MPI_INT, MPI_MIN, c);
+  if (best == 2 * size) return std::nullopt;
+  const int root = best % size;
   std::string text = comm_rank(c) == root ? *mine : std::string();
   int length = static_cast<int>(text.size());
   MPI_Bcast(&length, 1, MPI_INT, root, c);
@@ -66,11 +69,13 @@ std::optional<std::pair<int, std::string>> agree_text(MPI_Comm c, const std::opt
   return std::make_pair(root, text);
 }
 
-// Collective: the failure of the lowest failing rank, the same on every rank.
+// Collective: the failure of the lowest failing rank, the same on every rank. A timeout is
+// usually the echo of a failure elsewhere (the peer that stopped), so it is reported only
+// when no rank failed otherwise.
 std::optional<Failure> agree(MPI_Comm c, const std::optional<Failure>& mine) {
   std::optional<std::string> text;
   if (mine) text = static_cast<char>('0' + static_cast<int>(mine->code)) + mine->message;
-  auto agreed = agree_text(c, text);
+  auto agreed = agree_text(c, text, mine && mine->code == Error::Code::Timeout);
   if (!agreed) return std::nullopt;
   const std::string& t = agreed->second;
   std::string message = t.substr(1);
@@ -210,16 +215,14 @@ class Bench {
     std::fflush(stdout);
   }
 
-  void skip_or_fail(Algorithm a, std::size_t size, const Failure& f) {
-    if (rank_ != 0) {
-      if (f.code != Error::Code::Unavailable) failed_.push_back(to_string(a));
-      return;
-    }
+  void skip_or_fail(TransportKind t, Algorithm a, std::size_t size, const Failure& f) {
+    if (f.code != Error::Code::Unavailable)
+      failed_.push_back(to_string(a) + " at " + std::to_string(size) + " B over " + to_string(t));
+    if (rank_ != 0) return;
     if (f.code == Error::Code::Unavailable) {
       std::printf("# skipped %s: %s\n", to_string(a).c_str(), f.message.c_str());
     } else {
       std::printf("# failed %s at %zu B: %s\n", to_string(a).c_str(), size, f.message.c_str());
-      failed_.push_back(to_string(a) + " at " + std::to_string(size) + " B");
     }
     std::fflush(stdout);
   }
@@ -240,15 +243,15 @@ class Bench {
     }
 
     const Options& resolved = comm->options();
+    // What Auto runs when Options::algorithm / ARLAB_ALGO name an algorithm other than auto.
+    std::optional<Algorithm> forced;
+    if (resolved.algorithm && *resolved.algorithm != Algorithm::Auto) forced = resolved.algorithm;
     if (rank_ == 0) {
       std::printf("#\n# transport %s", to_string(resolved.transport).c_str());
       if (resolved.chunk_bytes) std::printf("  chunk: %s", format_bytes(*resolved.chunk_bytes).c_str());
       if (resolved.timeout_s) std::printf("  timeout: %g s", *resolved.timeout_s);
       std::printf("\n");
-      if (resolved.algorithm) {
-        std::printf("# note: auto runs %s (Options::algorithm / ARLAB_ALGO)\n",
-                    to_string(*resolved.algorithm).c_str());
-      }
+      if (forced) std::printf("# note: auto runs %s (ARLAB_ALGO)\n", to_string(*forced).c_str());
       print_columns(stdout);
     }
 
@@ -273,11 +276,10 @@ class Bench {
         if (rank_ != 0) continue;
         if (plan) {
           if (a == Algorithm::Auto) {
-            const Algorithm pick = resolved.algorithm.value_or(plan->algorithm);
+            const Algorithm pick = forced.value_or(plan->algorithm);
             row->label = "auto(" + to_string(pick) + ")";
-            row->predicted_us = resolved.algorithm ? predicted_for(*plan, pick)
-                                                   : std::optional<double>(plan->predicted_us);
-            if (!resolved.algorithm && pick != last_auto_pick) {
+            row->predicted_us = forced ? predicted_for(*plan, pick) : std::optional<double>(plan->predicted_us);
+            if (!forced && pick != last_auto_pick) {
               if (!plan->reason.empty())
                 std::printf("# auto picks %s from %s: %s\n", to_string(pick).c_str(),
                             format_bytes(size).c_str(), plan->reason.c_str());
@@ -288,6 +290,8 @@ class Bench {
           }
         }
         print_row(stdout, *row);
+        if (!note_.empty()) std::printf("%s\n", note_.c_str());
+        note_.clear();
         rows.push_back(*row);
         rows_.push_back(*row);
         if (!o_.json_path.empty()) {
@@ -317,7 +321,7 @@ class Bench {
       });
     };
     auto give_up = [&](const Failure& f) {
-      skip_or_fail(a, size, f);
+      skip_or_fail(t, a, size, f);
       dropped->push_back(a);
       return std::nullopt;
     };
@@ -367,10 +371,7 @@ class Bench {
         if (local_wrong > 0)
           mine = "index " + std::to_string(first.index) + ": got " + first.got + ", expected " + first.expected;
         auto where = agree_text(world_, mine);
-        if (rank_ == 0 && where) {
-          std::printf("#   %s at %zu B: %llu wrong; first on rank %d, %s\n", row.label.c_str(), size,
-                      static_cast<unsigned long long>(wrong), where->first, where->second.c_str());
-        }
+        if (where) note_ = "#   first wrong value on rank " + std::to_string(where->first) + ", " + where->second;
       }
     }
     return row;
@@ -383,6 +384,7 @@ class Bench {
   Buffer send_, recv_;
   std::vector<Row> rows_;  // rank 0: every row so far, for --json
   std::size_t rows_run_ = 0;  // every rank
+  std::string note_;          // printed under the current row (where the first wrong value is)
   std::uint64_t total_wrong_ = 0;
   std::vector<std::string> failed_;
 };

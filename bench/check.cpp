@@ -1,5 +1,7 @@
 #include "check.hpp"
 
+#include "reduce/half.hpp"  // the library's conversions (header-only)
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -10,51 +12,6 @@
 
 namespace arlab::bench {
 
-std::uint16_t float_to_half(float f) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const std::uint32_t a = x & 0x7fffffffu;
-  if (a >= 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u : 0u));
-  if (a >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // >= 65520: inf
-  auto round_shift = [](std::uint32_t m, unsigned shift) {  // m / 2^shift, ties to even
-    std::uint32_t q = m >> shift;
-    const std::uint32_t rem = m & ((1u << shift) - 1);
-    const std::uint32_t half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (q & 1u))) ++q;
-    return q;
-  };
-  const unsigned exp = a >> 23;
-  if (exp < 113) {  // below 2^-14: a half subnormal (or zero), in units of 2^-24
-    const unsigned shift = 126 - exp;
-    if (exp == 0 || shift > 24) return static_cast<std::uint16_t>(sign);
-    return static_cast<std::uint16_t>(sign | round_shift((a & 0x7fffffu) | 0x800000u, shift));
-  }
-  // Normal: rebias the exponent and round the mantissa; a carry into the exponent is correct.
-  const std::uint32_t biased = ((exp - 127 + 15) << 23) | (a & 0x7fffffu);
-  return static_cast<std::uint16_t>(sign | round_shift(biased, 13));
-}
-
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu;
-  const std::uint32_t mant = h & 0x3ffu;
-  if (exp == 0) {
-    const float v = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -v : v;
-  }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
-  return std::bit_cast<float>(sign | ((exp - 15 + 127) << 23) | (mant << 13));
-}
-
-std::uint16_t float_to_bfloat16(float f) {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // quiet NaN
-  return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
-float bfloat16_to_float(std::uint16_t b) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
-}
 
 namespace {
 
@@ -80,9 +37,9 @@ constexpr int kDigits<BFloat16> = 8;
 template <class T>
 double to_double(T v) {
   if constexpr (std::is_same_v<T, Half>) {
-    return half_to_float(v.bits);
+    return detail::half_bits_to_float(v.bits);
   } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return bfloat16_to_float(v.bits);
+    return detail::bfloat16_bits_to_float(v.bits);
   } else {
     return static_cast<double>(v);
   }
@@ -92,9 +49,9 @@ double to_double(T v) {
 template <class T>
 T from_double(double d) {
   if constexpr (std::is_same_v<T, Half>) {
-    return Half{float_to_half(static_cast<float>(d))};
+    return Half{detail::float_to_half_bits(static_cast<float>(d))};
   } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return BFloat16{float_to_bfloat16(static_cast<float>(d))};
+    return BFloat16{detail::float_to_bfloat16_bits(static_cast<float>(d))};
   } else {
     return static_cast<T>(d);
   }

@@ -7,7 +7,8 @@
 //   prod:               2 if base mod 5 == 0 else 1   (a product of powers of two is exact)
 // With these values every partial sum is exact in every type up to 42 ranks (bfloat16 holds
 // integers up to 256; half up to 2048, 291 ranks); past that the check allows the rounding of
-// a sum in any order. A half product overflows to inf from 46 ranks on, on both sides. The expected result folds the same values over the ranks with the
+// a sum in any order. A half product overflows to inf from 46 ranks on, on both sides.
+// The expected result folds the same values over the ranks with the
 // op's semantics: integers wrap (two's complement), avg = sum / ranks (integers: the wrapped
 // sum divided, truncated toward zero), floating results rounded to nearest even.
 #pragma once
@@ -20,12 +21,6 @@
 #include <vector>
 
 namespace arlab::bench {
-
-// IEEE binary16 and bfloat16 conversions, round to nearest even; NaN stays NaN, overflow is inf.
-std::uint16_t float_to_half(float);
-float half_to_float(std::uint16_t);
-std::uint16_t float_to_bfloat16(float);
-float bfloat16_to_float(std::uint16_t);
 
 struct Mismatch {
   std::size_t index = 0;

@@ -291,6 +291,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
 }
 
 std::string usage() {
+  constexpr std::size_t kIndent = 28;
   std::ostringstream out;
   out << "usage: mpirun -np P arlab-bench [options]\n"
          "Times arlab all-reduce over a range of message sizes for several algorithms, like\n"
@@ -302,13 +303,32 @@ std::string usage() {
     left += std::string("--") + f.long_name;
     if (f.metavar) left += std::string(" ") + f.metavar;
     out << left;
-    if (left.size() < 30) {
-      out << std::string(30 - left.size(), ' ');
+    if (left.size() < kIndent) {
+      out << std::string(kIndent - left.size(), ' ');
     } else {
-      out << "\n" << std::string(30, ' ');
+      out << "\n" << std::string(kIndent, ' ');
     }
-    out << f.help;
-    if (f.default_text) out << " (default: " << f.default_text << ")";
+    std::string help = f.help;
+    if (f.default_text) help += std::string(" (default: ") + f.default_text + ")";
+    // Wrap at word boundaries to 80 columns.
+    std::istringstream words(help);
+    std::string word;
+    std::size_t column = kIndent;
+    bool first = true;
+    while (words >> word) {
+      if (!first && column + 1 + word.size() > 80) {
+        out << "\n" << std::string(kIndent, ' ');
+        column = kIndent;
+        first = true;
+      }
+      if (!first) {
+        out << ' ';
+        ++column;
+      }
+      out << word;
+      column += word.size();
+      first = false;
+    }
     out << "\n";
   }
   out << "\nExit status: 0 all rows correct, 1 wrong values or a failed algorithm, 2 bad arguments.\n";

@@ -10,8 +10,8 @@
 //     on store (correctly rounded for one operation; see half.hpp).
 //   - Min and Max on floating types are the IEEE 754-2019 minimum/maximum: if either
 //     operand is NaN the result is a (quiet) NaN, and -0 < +0. Both choices keep the ops
-//     commutative, so every rank of an all-reduce gets the same bits whatever the order in
-//     which an algorithm combines the operands.
+//     commutative (up to which payload survives when both operands are NaN), so every rank
+//     of an all-reduce gets the same bits whatever order an algorithm combines them in.
 //   - Avg is reduced as Sum; the division by the number of ranks is a separate step.
 //
 // Functors take and return the storage type (int8_t ... double, Half, BFloat16); apply()

@@ -5,10 +5,12 @@
 // float and rounded back, which gives the correctly rounded result for one +, *, min or max
 // (float has more than 2p+2 bits for both formats, so the double rounding is innocuous).
 //
-// The conversions are branch-free bit manipulation (so loops of them vectorise), plus one
-// exact float operation for half subnormals that never involves a float subnormal; they
-// give the same bits on the host, on the device, in constant expressions and under FTZ/DAZ
-// (round-to-nearest mode, the default, is assumed):
+// The conversions are straight-line bit manipulation (so loops of them vectorise), plus two
+// float operations for half subnormals: an add that does their rounding and an exact
+// multiply, neither of which produces a float subnormal. They give the same bits on the
+// host, on the device, in constant expressions and under FTZ/DAZ (the default
+// round-to-nearest mode is assumed; do not build this with -ffast-math, whose
+// finite-math assumption breaks NaN handling here and in elementwise.hpp):
 //   - float -> 16 bits rounds to nearest, ties to even, producing subnormals and infinities
 //     as IEEE 754 says (values at or beyond the last midpoint overflow to infinity);
 //   - 16 bits -> float is exact;

@@ -7,8 +7,9 @@
 // format by a generic round-to-nearest-even (frexp / nearbyint / ldexp). Long double has 64
 // significand bits, enough that its own rounding cannot mislead the second one for half,
 // bfloat16 and float; double test data keep short significands so their sums and products
-// are exact in long double. Buffers are offset from each other and guarded, so the tests
-// also catch misaligned access and writes past the end.
+// are exact in long double. Buffers are offset from each other by odd numbers of elements
+// and guarded, so the tests also exercise vector loops on unaligned data and catch writes
+// past the end.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -292,7 +293,9 @@ class ReduceMatrix : public ::testing::TestWithParam<std::tuple<int, ReduceOp, s
 enum class Mode { Apart, OutIsA, OutIsB, AllSame };
 
 TEST_P(ReduceMatrix, MatchesReference) {
-  const auto [type_index, op, n] = GetParam();
+  const int type_index = std::get<0>(GetParam());  // (no structured binding: the lambda
+  const ReduceOp op = std::get<1>(GetParam());       // below captures n, which older clang
+  const std::size_t n = std::get<2>(GetParam());     // rejects)
   const TypeInfo& t = kTypes[type_index];
   std::mt19937_64 rng(1000003u * static_cast<unsigned>(type_index) +
                       7919u * static_cast<unsigned>(op) + n);
@@ -303,9 +306,13 @@ TEST_P(ReduceMatrix, MatchesReference) {
 
   for (Mode mode : {Mode::Apart, Mode::OutIsA, Mode::OutIsB, Mode::AllSame}) {
     SCOPED_TRACE("mode " + std::to_string(static_cast<int>(mode)));
-    // Three separately guarded regions, each starting at a different misalignment.
-    std::vector<unsigned char> mem(3 * (n + 2 * kPad) * t.size + 64, kGuard);
-    auto region = [&](int k) { return mem.data() + k * (n + 2 * kPad) * t.size + kPad * t.size + k; };
+    // Three separately guarded regions, offset by different numbers of elements (so not
+    // all vector-aligned, but each aligned to its element, as the reducer requires).
+    std::vector<unsigned char> mem(3 * (n + 2 * kPad + 2) * t.size + 64, kGuard);
+    const std::size_t misalign = (64 - reinterpret_cast<std::uintptr_t>(mem.data()) % 64) % 64;
+    auto region = [&](std::size_t k) {
+      return mem.data() + misalign + (k * (n + 2 * kPad + 2) + kPad + k) * t.size;
+    };
     unsigned char* a = region(0);
     unsigned char* b = region(1);
     unsigned char* out = region(2);
@@ -734,6 +741,19 @@ TEST(Divide, AvgOfTwoRanks) {  // what the executor does: reduce as Sum, then di
   cpu_reduce(ReduceOp::Avg, DataType::Float16, h.data(), k.data(), h.data(), h.size());
   cpu_divide(DataType::Float16, h.data(), h.size(), 2);
   EXPECT_EQ(h, (std::vector<std::uint16_t>{0x3E00, 0xB800}));  // {1.5, -0.5}
+}
+
+// Quotients within a float rounding of a 16-bit midpoint, found by search: rounding
+// x / d to float first (round to nearest) and then to 16 bits would round these wrongly.
+TEST(Divide, SixteenBitQuotientsAreRoundedOnce) {
+  std::uint16_t h[] = {0x3956, 0x4D56};
+  cpu_divide(DataType::Float16, h, 2, 8195);
+  EXPECT_EQ(h[0], 0x0555);
+  EXPECT_EQ(h[1], 0x1955);
+  std::uint16_t b[] = {0x0881, 0x0B01};
+  cpu_divide(DataType::BFloat16, b, 2, 65791);
+  EXPECT_EQ(b[0], 0x0081);
+  EXPECT_EQ(b[1], 0x0301);
 }
 
 TEST(Divide, MatchesReferenceForEveryType) {
