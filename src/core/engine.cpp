@@ -55,28 +55,37 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
   if (broken_)
     throw Error(Error::Code::Transport,
                 "arlab: this communicator timed out earlier and cannot be used again; create a new one");
-  if (algorithm == Algorithm::Auto) algorithm = *options_.algorithm;
-  if (algorithm == Algorithm::Auto) algorithm = choose(count, type);
-  if (algorithm == Algorithm::Hierarchical || algorithm == Algorithm::Nccl)
-    throw Error(Error::Code::Unavailable,
-                "arlab: algorithm '" + to_string(algorithm) + "' is not available yet in this version");
-  if (count == 0) return;
-  if (algorithm == Algorithm::Mpi) {
-    if (mpi_comm_ == MPI_COMM_NULL)
-      throw Error(Error::Code::Unavailable, "arlab: the mpi baseline needs an MPI communicator");
-    mpi_allreduce(mpi_comm_, send, recv, count, type, op);
-    return;
-  }
   const std::size_t elem = size_of(type);
   const bool in_place = send == recv;
-  const Program& prog = program(algorithm, count, elem, in_place);
-  const std::size_t scratch_bytes = prog.schedule.scratch_count * elem;
+  const Program* prog = nullptr;
+  if (last_.program && last_.requested == algorithm && last_.count == count && last_.elem == elem &&
+      last_.in_place == in_place) {
+    prog = last_.program;
+    algorithm = last_.chosen;
+  } else {
+    const Algorithm requested = algorithm;
+    if (algorithm == Algorithm::Auto) algorithm = *options_.algorithm;
+    if (algorithm == Algorithm::Auto) algorithm = choose(count, type);
+    if (algorithm == Algorithm::Hierarchical || algorithm == Algorithm::Nccl)
+      throw Error(Error::Code::Unavailable,
+                  "arlab: algorithm '" + to_string(algorithm) + "' is not available yet in this version");
+    if (count == 0) return;
+    if (algorithm == Algorithm::Mpi) {
+      if (mpi_comm_ == MPI_COMM_NULL)
+        throw Error(Error::Code::Unavailable, "arlab: the mpi baseline needs an MPI communicator");
+      mpi_allreduce(mpi_comm_, send, recv, count, type, op);
+      return;
+    }
+    prog = &program(algorithm, count, elem, in_place);
+    last_ = {requested, count, elem, in_place, algorithm, prog};
+  }
+  const std::size_t scratch_bytes = prog->schedule.scratch_count * elem;
   if (scratch_.size() < scratch_bytes) scratch_.resize(scratch_bytes);
   const Buffers buffers{send, recv, scratch_.data()};
   const Call call{algorithm, count, type, op, op == ReduceOp::Avg ? ReduceOp::Sum : op, elem,
                   *options_.timeout_s};
   try {
-    executor_.run(prog, buffers, call);
+    executor_.run(*prog, buffers, call);
   } catch (const Error& e) {
     if (e.code() == Error::Code::Timeout) broken_ = true;
     throw;
@@ -98,7 +107,10 @@ const Program& Engine::program(Algorithm algorithm, std::size_t count, std::size
   shape.chunk_bytes = *options_.chunk_bytes;
   Schedule s = info->build(shape);
   if (!in_place) s = lower_out_of_place(s, count);
-  if (programs_.size() >= kCacheLimit) programs_.clear();
+  if (programs_.size() >= kCacheLimit) {
+    programs_.clear();
+    last_.program = nullptr;
+  }
   auto& slot = programs_[key];
   slot = std::make_unique<Program>(compile(std::move(s), size()));
   return *slot;

@@ -53,6 +53,14 @@ class Engine {
   mutable std::map<std::pair<std::size_t, std::size_t>, Plan> plans_;  // (count, elem) -> plan
   std::set<std::pair<int, DataType>> logged_classes_;
   std::vector<std::byte> scratch_;
+  // The last call's choice and program: repeated calls of one size skip both lookups.
+  struct LastCall {
+    Algorithm requested = Algorithm::Nccl;
+    std::size_t count = 0, elem = 0;
+    bool in_place = false;
+    Algorithm chosen = Algorithm::Auto;
+    const Program* program = nullptr;
+  } last_;
 };
 
 }  // namespace arlab::detail

@@ -12,14 +12,15 @@ Machine Machine::uniform(double alpha_us, double beta, double gamma) {
 }
 
 // Fitted by hand to arlab-bench runs on the development machine (2 cores, Open MPI 4.1 over
-// shared memory, 2 ranks; docs/performance.md): alpha from the 8-byte recursive-doubling time
-// (one exchange, ~0.5 us); beta from large-message point-to-point time, where the copy through
-// shared memory runs at ~2 GB/s; gamma from the CPU reducer's float sum on buffers larger than
-// the caches (~5 GB/s of output). arlab-calibrate (a later tool) replaces these by a fit.
+// shared memory, 2 ranks; docs/performance.md). alpha: the 8-byte recursive-doubling time (one
+// exchange, 0.2-0.3 us) plus the executor's own overhead. beta and gamma: from the 16-64 MiB
+// Rabenseifner and recursive-doubling times, whose difference isolates the reduction: the copy
+// through shared memory runs at ~5 GB/s, the float sum at ~5 GB/s of output once buffers
+// exceed the caches. arlab-calibrate (a later tool) replaces these by a least-squares fit.
 Machine Machine::local_default() {
   Machine m;
   m.name = "one shared-memory node (built-in defaults)";
-  m.intra = m.inter = LinkCost{0.5, 1.0 / 2000.0};
+  m.intra = m.inter = LinkCost{0.5, 1.0 / 5000.0};
   m.reduce_us_per_byte = 1.0 / 5000.0;
   m.copy_us_per_byte = 1.0 / 9000.0;
   return m;
