@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "arlab/arlab.hpp"
-#include "reduce/half.hpp"
+#include "common/store.hpp"
 
 namespace {
 
@@ -26,21 +26,6 @@ bool everywhere(bool ok) {
   return all;
 }
 
-void store(DataType t, std::byte* at, double v) {
-  switch (t) {
-    case DataType::Int8: { auto x = static_cast<std::int8_t>(v); std::memcpy(at, &x, 1); break; }
-    case DataType::UInt8: { auto x = static_cast<std::uint8_t>(v); std::memcpy(at, &x, 1); break; }
-    case DataType::Int32: { auto x = static_cast<std::int32_t>(v); std::memcpy(at, &x, 4); break; }
-    case DataType::UInt32: { auto x = static_cast<std::uint32_t>(v); std::memcpy(at, &x, 4); break; }
-    case DataType::Int64: { auto x = static_cast<std::int64_t>(v); std::memcpy(at, &x, 8); break; }
-    case DataType::UInt64: { auto x = static_cast<std::uint64_t>(v); std::memcpy(at, &x, 8); break; }
-    case DataType::Float16: { auto x = arlab::detail::float_to_half_bits(static_cast<float>(v)); std::memcpy(at, &x, 2); break; }
-    case DataType::BFloat16: { auto x = arlab::detail::float_to_bfloat16_bits(static_cast<float>(v)); std::memcpy(at, &x, 2); break; }
-    case DataType::Float32: { auto x = static_cast<float>(v); std::memcpy(at, &x, 4); break; }
-    case DataType::Float64: std::memcpy(at, &v, 8); break;
-  }
-}
-
 // Integer-valued, exact in every type; negative values for the signed types' Min/Max.
 std::vector<std::byte> fill(DataType t, std::size_t count, int rank, ReduceOp op) {
   const std::size_t e = arlab::size_of(t);
@@ -50,7 +35,7 @@ std::vector<std::byte> fill(DataType t, std::size_t count, int rank, ReduceOp op
     double x = op == ReduceOp::Prod ? ((i + rank) % 4 == 0 ? 2 : 1)
                                     : static_cast<double>((i * 5 + static_cast<std::size_t>(rank) * 7) % 13);
     if (!is_unsigned && (op == ReduceOp::Min || op == ReduceOp::Max)) x -= 6;
-    store(t, v.data() + i * e, x);
+    arlab::test::store(t, v.data() + i * e, x);
   }
   return v;
 }

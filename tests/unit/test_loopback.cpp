@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "core/engine.hpp"
-#include "reduce/half.hpp"
+#include "common/store.hpp"
 #include "reduce/reducer.hpp"
 #include "transport/loopback_transport.hpp"
 
@@ -25,34 +25,10 @@ double value(int rank, std::size_t i, ReduceOp op) {
   return static_cast<double>((i * 7 + static_cast<std::size_t>(rank) * 3) % 11) + 1;
 }
 
-// Writes `v` as one element of `type`.
-void store(DataType type, void* at, double v) {
-  switch (type) {
-    case DataType::Int8: *static_cast<std::int8_t*>(at) = static_cast<std::int8_t>(v); break;
-    case DataType::UInt8: *static_cast<std::uint8_t*>(at) = static_cast<std::uint8_t>(v); break;
-    case DataType::Int32: *static_cast<std::int32_t*>(at) = static_cast<std::int32_t>(v); break;
-    case DataType::UInt32: *static_cast<std::uint32_t*>(at) = static_cast<std::uint32_t>(v); break;
-    case DataType::Int64: *static_cast<std::int64_t*>(at) = static_cast<std::int64_t>(v); break;
-    case DataType::UInt64: *static_cast<std::uint64_t*>(at) = static_cast<std::uint64_t>(v); break;
-    case DataType::Float32: *static_cast<float*>(at) = static_cast<float>(v); break;
-    case DataType::Float64: *static_cast<double*>(at) = v; break;
-    case DataType::Float16: {
-      const std::uint16_t bits = float_to_half_bits(static_cast<float>(v));
-      std::memcpy(at, &bits, 2);
-      break;
-    }
-    case DataType::BFloat16: {
-      const std::uint16_t bits = float_to_bfloat16_bits(static_cast<float>(v));
-      std::memcpy(at, &bits, 2);
-      break;
-    }
-  }
-}
-
 std::vector<std::byte> fill(DataType type, std::size_t count, int rank, ReduceOp op) {
   const std::size_t e = size_of(type);
   std::vector<std::byte> v(count * e);
-  for (std::size_t i = 0; i < count; ++i) store(type, v.data() + i * e, value(rank, i, op));
+  for (std::size_t i = 0; i < count; ++i) test::store(type, v.data() + i * e, value(rank, i, op));
   return v;
 }
 
