@@ -1,7 +1,5 @@
 #include "check.hpp"
 
-#include "reduce/half.hpp"  // the library's conversions (header-only)
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -10,8 +8,9 @@
 #include <limits>
 #include <type_traits>
 
-namespace arlab::bench {
+#include "reduce/half.hpp"  // the library's conversions (header-only)
 
+namespace arlab::bench {
 
 namespace {
 
