@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 
-packages=(g++ cmake ninja-build pkg-config libopenmpi-dev openmpi-bin libgtest-dev python3-matplotlib)
+packages=(g++ cmake ninja-build pkg-config libopenmpi-dev openmpi-bin libucx-dev libyaml-cpp-dev
+          libgtest-dev python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

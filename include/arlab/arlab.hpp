@@ -52,14 +52,22 @@ TransportKind transport_from_string(const std::string&);
 // The algorithms arlab implements as schedules (ring, tree, recursive doubling, Rabenseifner, ...).
 const std::vector<Algorithm>& schedule_algorithms();
 
+// Whether this build has the transport (ucx and ucx-rma need UCX at build time).
+bool transport_available(TransportKind);
+
 // Per-communicator settings. Fields left unset take the environment knob
-// (ARLAB_ALGO, ARLAB_CHUNK_BYTES, ARLAB_TIMEOUT_S, ARLAB_DEBUG, ARLAB_TRANSPORT), then the default.
+// (ARLAB_ALGO, ARLAB_CHUNK_BYTES, ARLAB_TIMEOUT_S, ARLAB_DEBUG, ARLAB_TRANSPORT, ARLAB_TOPOLOGY),
+// then the default.
 struct Options {
   TransportKind transport = TransportKind::Mpi;
   std::optional<Algorithm> algorithm;     // replaces Algorithm::Auto in every call
   std::optional<std::size_t> chunk_bytes; // pipelining unit (default 256 KiB)
   std::optional<double> timeout_s;        // a wait longer than this throws (default 300)
   std::optional<LogLevel> log_level;      // default Warn
+  // A topology file (YAML, docs/model.md) describing the machine for Auto's cost model;
+  // unset: the built-in description of one shared-memory node. Read when the communicator
+  // is created; errors name the file, line and column.
+  std::optional<std::string> topology;
 
   // The options with every unset field filled from the environment and the defaults.
   Options resolved() const;

@@ -1,6 +1,9 @@
 // Communicator: the public face of an Engine running over a private duplicate of an MPI_Comm.
 #include "core/engine.hpp"
 #include "transport/mpi_transport.hpp"
+#ifdef ARLAB_HAVE_UCX
+#include "transport/ucx_transports.hpp"
+#endif
 
 #include <utility>
 
@@ -23,25 +26,45 @@ MPI_Comm duplicate(MPI_Comm comm) {
   return dup;
 }
 
-std::unique_ptr<detail::Transport> make_transport(TransportKind kind, MPI_Comm comm) {
-  switch (kind) {
+std::unique_ptr<detail::Transport> make_transport(const Options& o, MPI_Comm comm) {
+  if (!transport_available(o.transport))
+    throw Error(Error::Code::Unavailable,
+                "arlab: transport '" + to_string(o.transport) +
+                    "' is not in this build: UCX was not found when arlab was built (install libucx-dev, "
+                    "reconfigure with -DARLAB_UCX=ON)");
+  switch (o.transport) {
     case TransportKind::Mpi: return detail::make_mpi_transport(comm);
-    case TransportKind::Ucx:
-    case TransportKind::UcxRma:
-      throw Error(Error::Code::Unavailable,
-                  "arlab: transport '" + to_string(kind) + "' is not available yet in this version");
+#ifdef ARLAB_HAVE_UCX
+    case TransportKind::Ucx: return detail::make_ucx_transport(comm, *o.timeout_s);
+    case TransportKind::UcxRma: return detail::make_ucx_rma_transport(comm, *o.timeout_s);
+#endif
+    default: break;
   }
   throw Error(Error::Code::InvalidArgument,
-              "arlab::Communicator: unknown transport value " + std::to_string(static_cast<int>(kind)));
+              "arlab::Communicator: unknown transport value " + std::to_string(static_cast<int>(o.transport)));
 }
 
 }  // namespace
+
+bool transport_available(TransportKind kind) {
+  switch (kind) {
+    case TransportKind::Mpi: return true;
+    case TransportKind::Ucx:
+    case TransportKind::UcxRma:
+#ifdef ARLAB_HAVE_UCX
+      return true;
+#else
+      return false;
+#endif
+  }
+  return false;
+}
 
 Communicator::Communicator(MPI_Comm comm, Options options) {
   const Options resolved = options.resolved();  // bad knobs fail before any MPI call
   comm_ = duplicate(comm);
   try {
-    engine_ = std::make_unique<detail::Engine>(make_transport(resolved.transport, comm_), resolved, comm_);
+    engine_ = std::make_unique<detail::Engine>(make_transport(resolved, comm_), resolved, comm_);
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;

@@ -8,6 +8,7 @@
 #include "algorithms/registry.hpp"
 #include "baseline/mpi_baseline.hpp"
 #include "model/cost_walk.hpp"
+#include "model/topology.hpp"
 
 namespace arlab::detail {
 
@@ -23,13 +24,25 @@ bool valid(Algorithm a) { return static_cast<unsigned>(a) <= static_cast<unsigne
   throw Error(Error::Code::InvalidArgument, "arlab::Communicator::allreduce: " + message);
 }
 
+// The machine Auto walks: the topology file if one is given (its errors name the file, line
+// and column), else the built-in description of one shared-memory node.
+Machine load_machine(const Options& options, int ranks) {
+  if (!options.topology) return Machine::local_default();
+  Machine m = load_topology(*options.topology);
+  if (!m.rank_to_node.empty() && m.ranks() != ranks)
+    throw Error(Error::Code::InvalidArgument,
+                "arlab: topology " + *options.topology + " places " + std::to_string(m.ranks()) +
+                    " ranks (rank_to_node), but the communicator has " + std::to_string(ranks));
+  return m;
+}
+
 }  // namespace
 
 Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm)
     : transport_(std::move(transport)),
       options_(std::move(options)),
       mpi_comm_(mpi_comm),
-      machine_(Machine::local_default()),
+      machine_(load_machine(options_, transport_->size())),
       executor_(*transport_, reducer_) {}
 
 void Engine::check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
@@ -136,6 +149,7 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem) const {
   std::vector<std::pair<Cost, Algorithm>> costs;
   for (const auto& info : schedule_algorithm_table()) {
     const Cost c = predict(info, shape, machine_);
+    ++model_walks_;
     plan.candidates.push_back({info.id, c.total_us});
     costs.push_back({c, info.id});
   }
@@ -161,10 +175,15 @@ Algorithm Engine::choose(std::size_t count, DataType type) {
   if (*options_.log_level >= LogLevel::Info && rank() == 0) {
     const std::size_t bytes = count * size_of(type);
     const int size_class = bytes == 0 ? -1 : std::bit_width(bytes);
-    if (logged_classes_.insert({size_class, type}).second)
-      std::fprintf(stderr, "arlab INFO: allreduce %zu B (%s): auto -> %s, predicted %.2f us (%s)\n", bytes,
-                   to_string(type).c_str(), to_string(p.algorithm).c_str(), p.predicted_us,
-                   p.reason.c_str());
+    if (logged_classes_.insert({size_class, type}).second) {
+      const bool second = p.candidates.size() > 1;
+      std::fprintf(stderr,
+                   "arlab INFO: allreduce %zu B (%s) on %d ranks of '%s': auto -> %s, predicted %.2f us; "
+                   "runner-up %s, predicted %.2f us (%s)\n",
+                   bytes, to_string(type).c_str(), size(), machine_.name.c_str(), to_string(p.algorithm).c_str(),
+                   p.predicted_us, second ? to_string(p.candidates[1].algorithm).c_str() : "none",
+                   second ? p.candidates[1].predicted_us : 0.0, p.reason.c_str());
+    }
   }
   return p.algorithm;
 }

@@ -28,6 +28,11 @@ class Engine {
   int rank() const { return transport_->rank(); }
   int size() const { return transport_->size(); }
   const Options& options() const { return options_; }
+  // The machine Auto's cost model walks: Options::topology's file, else Machine::local_default().
+  const Machine& machine() const { return machine_; }
+  // How many schedule walks the cost model has run (one per algorithm per new size): tests
+  // check that repeated sizes are answered from the plan cache without walking.
+  std::size_t model_walks() const { return model_walks_; }
 
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  Algorithm algorithm);
@@ -51,6 +56,7 @@ class Engine {
   using ProgramKey = std::tuple<Algorithm, std::size_t, std::size_t, bool>;
   std::map<ProgramKey, std::unique_ptr<Program>> programs_;
   mutable std::map<std::pair<std::size_t, std::size_t>, Plan> plans_;  // (count, elem) -> plan
+  mutable std::size_t model_walks_ = 0;
   std::set<std::pair<int, DataType>> logged_classes_;
   std::vector<std::byte> scratch_;
   // The last call's choice and program: repeated calls of one size skip both lookups.

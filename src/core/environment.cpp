@@ -6,12 +6,13 @@
 
 namespace arlab::detail {
 
-const Knob kKnobs[5] = {
+const Knob kKnobs[6] = {
     {"ARLAB_ALGO", "algorithm used where a call asks for auto", "auto"},
     {"ARLAB_TRANSPORT", "mpi | ucx | ucx-rma", "mpi"},
     {"ARLAB_CHUNK_BYTES", "pipelining unit in bytes (K/M/G suffixes)", "256K"},
     {"ARLAB_TIMEOUT_S", "seconds a collective may wait without progress", "300"},
     {"ARLAB_DEBUG", "WARN | INFO | TRACE", "WARN"},
+    {"ARLAB_TOPOLOGY", "topology file (YAML) describing the machine for auto", "built-in: one shared-memory node"},
 };
 
 std::optional<std::string> env(const char* name) {
@@ -77,6 +78,7 @@ Options Options::resolved() const {
                     "bad ARLAB_DEBUG '" + *d + "'; valid: NONE, WARN, INFO, TRACE");
     }
   }
+  if (!o.topology) o.topology = env("ARLAB_TOPOLOGY");  // stays unset: the built-in machine
   if (*o.timeout_s <= 0)
     throw Error(Error::Code::InvalidArgument, "Options::timeout_s must be positive");
   return o;

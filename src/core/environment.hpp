@@ -6,6 +6,7 @@
 //   ARLAB_CHUNK_BYTES  pipelining unit, bytes, K/M suffixes          (256K)
 //   ARLAB_TIMEOUT_S    seconds a wait may last before it fails      (300)
 //   ARLAB_DEBUG        WARN | INFO | TRACE                          (WARN)
+//   ARLAB_TOPOLOGY     topology file for Auto's cost model          (built-in: one node)
 #pragma once
 
 #include <cstddef>
@@ -19,7 +20,7 @@ struct Knob {
   const char* meaning;
   const char* default_value;
 };
-extern const Knob kKnobs[5];
+extern const Knob kKnobs[6];
 
 // The variable's value, or nullopt when unset or empty.
 std::optional<std::string> env(const char* name);

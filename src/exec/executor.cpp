@@ -13,6 +13,12 @@ char* Executor::address(const Region& r) const {
 }
 
 void Executor::run(const Program& program, const Buffers& buffers, const Call& call) {
+  // Every rank starts a run for every call, even one with no steps, so that transports that
+  // number calls stay in step.
+  const Transport::Region regions[2] = {
+      {buffers.output, call.count * call.elem_size},
+      {buffers.scratch, program.schedule.scratch_count * call.elem_size}};
+  transport_.begin_run(std::span(regions, buffers.scratch && regions[1].bytes ? 2 : 1));
   const std::size_t n = program.size();
   if (n == 0) return;
   prog_ = &program;

@@ -20,20 +20,32 @@ struct Timed {
 
 class Walk {
  public:
-  Walk(const std::vector<Schedule>& ranks, const Machine& m, std::size_t elem)
-      : m_(m), elem_(static_cast<double>(elem)) {
-    p_ = static_cast<int>(ranks.size());
-    for (const auto& s : ranks) progs_.push_back(compile(s, p_));
-    index_ = std::make_unique<MessageIndex>(progs_);
+  Walk(std::vector<Program> progs, const Machine& m, std::size_t elem) : m_(m), progs_(std::move(progs)) {
+    p_ = static_cast<int>(progs_.size());
+    node_ = m.placement(p_);
     st_.resize(p_);
-    finished_.assign(p_, 0);
+    const MessageIndex index(progs_);
+    const auto elem_bytes = static_cast<double>(elem);
     for (int r = 0; r < p_; ++r) {
-      const auto n = progs_[r].size();
-      st_[r].waiting = progs_[r].dep_count;
-      st_[r].ready.assign(n, Cost{});
-      st_[r].done.assign(n, Cost{});
-      st_[r].posted.assign(n, -1.0);
-      for (auto i : progs_[r].roots) queue_.push({0.0, r, i});
+      Program& prog = progs_[r];
+      auto& steps = st_[r].steps;
+      steps.resize(prog.size());
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Step& step = prog.step(i);
+        StepState& x = steps[i];
+        x.kind = step.kind;
+        x.peer = step.peer;
+        x.waiting = prog.dep_count[i];
+        const bool message = step.kind == StepKind::Send || step.kind == StepKind::Recv;
+        x.bytes = static_cast<double>(step.kind == StepKind::Send ? step.src.count : step.dst.count) * elem_bytes;
+        // The other end of each message, looked up once.
+        if (message)
+          x.partner = static_cast<std::int32_t>(step.kind == StepKind::Send
+                                                    ? index.recv_step(r, step.peer, prog.seq[i])
+                                                    : index.send_step(step.peer, r, prog.seq[i]));
+      }
+      prog.schedule.steps = {};  // the walk needs only the states above and the dependents
+      for (auto i : prog.roots) queue_.push({0.0, r, i});
     }
   }
 
@@ -44,58 +56,64 @@ class Walk {
       fire(e.rank, e.step, e.t);
     }
     for (int r = 0; r < p_; ++r)
-      if (finished_[r] != progs_[r].size())
+      if (st_[r].finished != st_[r].steps.size())
         throw Error(Error::Code::Internal, "cost walk: rank " + std::to_string(r) +
                                                " cannot finish its schedule (deadlock)");
     return last_;
   }
 
  private:
+  // Everything the walk reads or writes for one step, in one cache line.
+  struct StepState {
+    Cost ready;                  // critical path up to the step's start
+    double posted = -1;          // Send/Recv: when posted, -1 before
+    double bytes = 0;            // moved (Send/Recv) or written (Reduce/Copy)
+    std::int32_t partner = -1;   // Send/Recv: the matching step at the peer
+    std::int32_t peer = -1;
+    std::uint32_t waiting = 0;   // dependencies not yet done
+    StepKind kind = StepKind::Send;
+  };
   struct RankState {
-    std::vector<std::uint32_t> waiting;
-    std::vector<Cost> ready, done;   // critical path up to the step's start / end
-    std::vector<double> posted;      // when a Send/Recv was posted, -1 before
+    std::vector<StepState> steps;
+    std::size_t finished = 0;
     double send_free = 0, recv_free = 0, compute_free = 0;
   };
 
-  double bytes(const Region& r) const { return static_cast<double>(r.count) * elem_; }
-
   void fire(int r, std::uint32_t i, double t) {
     RankState& s = st_[r];
-    const Step& step = progs_[r].step(i);
-    if (step.kind == StepKind::Reduce || step.kind == StepKind::Copy) {
-      const double per_byte = step.kind == StepKind::Reduce ? m_.reduce_us_per_byte : m_.copy_us_per_byte;
-      Cost c = s.ready[i];
-      const double end = std::max(t, s.compute_free) + bytes(step.dst) * per_byte;
+    StepState& x = s.steps[i];
+    if (x.kind == StepKind::Reduce || x.kind == StepKind::Copy) {
+      const double per_byte = x.kind == StepKind::Reduce ? m_.reduce_us_per_byte : m_.copy_us_per_byte;
+      Cost c = x.ready;
+      const double end = std::max(t, s.compute_free) + x.bytes * per_byte;
       c.reduce_us += end - c.total_us;
       c.total_us = end;
       s.compute_free = end;
       finish(r, i, c);
       return;
     }
-    s.posted[i] = t;
-    const int peer = step.peer;
-    const auto seq = progs_[r].seq[i];
-    const long j = step.kind == StepKind::Send ? index_->recv_step(r, peer, seq)
-                                               : index_->send_step(peer, r, seq);
-    if (j < 0)
+    x.posted = t;
+    if (x.partner < 0)
       throw Error(Error::Code::Internal, "cost walk: rank " + std::to_string(r) + " step " +
                                              std::to_string(i) + " has no partner");
-    if (st_[peer].posted[j] < 0) return;  // the other end posts later and moves the data
-    if (step.kind == StepKind::Send)
-      transfer(r, i, peer, static_cast<std::uint32_t>(j));
+    const auto j = static_cast<std::uint32_t>(x.partner);
+    if (st_[x.peer].steps[j].posted < 0) return;  // the other end posts later and moves the data
+    if (x.kind == StepKind::Send)
+      transfer(r, i, x.peer, j);
     else
-      transfer(peer, static_cast<std::uint32_t>(j), r, i);
+      transfer(x.peer, j, r, i);
   }
 
   void transfer(int from, std::uint32_t si, int to, std::uint32_t ri) {
     RankState &a = st_[from], &b = st_[to];
-    const Cost& base = a.ready[si].total_us >= b.ready[ri].total_us ? a.ready[si] : b.ready[ri];
-    const LinkCost& link = m_.link(from, to);
-    const double start = std::max({a.posted[si], b.posted[ri], a.send_free, b.recv_free});
-    const double end = start + link.alpha_us + bytes(progs_[from].step(si).src) * link.us_per_byte;
-    a.send_free = b.recv_free = end;
-    Cost c = base;
+    const StepState &send = a.steps[si], &recv = b.steps[ri];
+    const LinkCost& link = node_[from] == node_[to] ? m_.intra : m_.inter;
+    const double start = std::max({send.posted, recv.posted, a.send_free, b.recv_free});
+    const double busy = send.bytes * link.us_per_byte;
+    // The ports stream the bytes; the latency is in flight and overlaps the next message.
+    a.send_free = b.recv_free = start + busy;
+    const double end = start + link.alpha_us + busy;
+    Cost c = send.ready.total_us >= recv.ready.total_us ? send.ready : recv.ready;
     c.latency_us += link.alpha_us;
     c.bandwidth_us += end - link.alpha_us - c.total_us;
     c.total_us = end;
@@ -105,24 +123,21 @@ class Walk {
 
   void finish(int r, std::uint32_t i, const Cost& c) {
     RankState& s = st_[r];
-    s.done[i] = c;
-    ++finished_[r];
+    ++s.finished;
     if (c.total_us >= last_.total_us) last_ = c;
     const Program& p = progs_[r];
     for (auto k = p.dep_begin[i]; k < p.dep_begin[i + 1]; ++k) {
-      const auto d = p.dependents[k];
-      if (c.total_us >= s.ready[d].total_us) s.ready[d] = c;
-      if (--s.waiting[d] == 0) queue_.push({s.ready[d].total_us, r, d});
+      StepState& d = s.steps[p.dependents[k]];
+      if (c.total_us >= d.ready.total_us) d.ready = c;
+      if (--d.waiting == 0) queue_.push({d.ready.total_us, r, p.dependents[k]});
     }
   }
 
   const Machine& m_;
-  double elem_;
+  std::vector<Program> progs_;  // their dependents; the steps themselves are released
   int p_ = 0;
-  std::vector<Program> progs_;
-  std::unique_ptr<MessageIndex> index_;
+  std::vector<int> node_;  // node of each rank
   std::vector<RankState> st_;
-  std::vector<std::size_t> finished_;
   std::priority_queue<Timed, std::vector<Timed>, std::greater<>> queue_;
   Cost last_;
 };
@@ -130,18 +145,20 @@ class Walk {
 }  // namespace
 
 Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t elem_size) {
-  Walk w(ranks, machine, elem_size);
-  return w.run();
+  std::vector<Program> progs;
+  progs.reserve(ranks.size());
+  for (const auto& s : ranks) progs.push_back(compile(s, static_cast<int>(ranks.size())));
+  return Walk(std::move(progs), machine, elem_size).run();
 }
 
 Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine) {
-  std::vector<Schedule> ranks;
-  ranks.reserve(shape.nranks);
+  std::vector<Program> progs;
+  progs.reserve(shape.nranks);
   for (int r = 0; r < shape.nranks; ++r) {
     shape.rank = r;
-    ranks.push_back(algo.build(shape));
+    progs.push_back(compile(algo.build(shape), shape.nranks));
   }
-  return walk_cost(ranks, machine, shape.elem_size);
+  return Walk(std::move(progs), machine, shape.elem_size).run();
 }
 
 }  // namespace arlab::detail

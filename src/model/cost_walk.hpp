@@ -1,8 +1,11 @@
-// The cost walk: runs all ranks' schedules on a clock instead of data. A message costs
-// alpha + bytes * beta of the link it crosses and occupies the sender's send port and the
-// receiver's receive port meanwhile; a reduction costs bytes * gamma on the rank's compute
-// unit. Steps start when their dependencies are done and their resources are free. The
-// prediction is when the last step finishes; its breakdown follows the critical path.
+// The cost walk: runs all ranks' schedules on a clock instead of data. Ranks sit on nodes
+// (Machine::placement); a message crosses the intra- or the inter-node link class, arrives
+// alpha + bytes * beta of that class after it starts, and occupies the sender's send port and
+// the receiver's receive port for bytes * beta (the latency is in flight, so a rank streaming
+// chunks pays alpha once per chain of dependent messages, not once per chunk); a reduction
+// costs bytes * gamma on the rank's compute unit. Steps start when their dependencies are done
+// and their resources are free. The prediction is when the last step finishes; its breakdown
+// follows the critical path. The walk is the only source of predicted times in arlab.
 #pragma once
 
 #include <cstddef>

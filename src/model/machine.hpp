@@ -1,32 +1,47 @@
-// A machine as the cost model sees it: link classes with a latency (alpha) and an inverse
-// bandwidth (beta), and the cost of reducing or copying a byte (gamma).
+// A machine as the cost model sees it: ranks placed on nodes, two link classes (between ranks
+// of one node, and between nodes) each with a latency (alpha) and an inverse bandwidth (beta),
+// and the cost per byte of reducing or copying on a rank's device (gamma).
+//
+// Built-in machines come from uniform() (the textbook network of the closed forms) and
+// local_default(); topology files (model/topology.hpp, docs/model.md) fill the same struct.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace arlab::detail {
 
 struct LinkCost {
-  double alpha_us = 0;           // per message
-  double us_per_byte = 0;        // beta: 1 / bandwidth
+  double alpha_us = 0;     // per message: the time from posting to the first byte arriving
+  double us_per_byte = 0;  // beta: 1 / bandwidth of one direction, as one rank sees it
 };
 
 struct Machine {
   std::string name;
-  int ranks_per_node = 0;        // consecutive ranks share a node; 0: all ranks on one node
+  std::string description;        // free text from the file ("" for built-ins)
+  std::string source;             // the file it was loaded from, or "built-in"
+  int nodes = 1;
+  int ranks_per_node = 0;         // 0: every rank on one node
+  std::vector<int> rank_to_node;  // explicit placement, rank i on node rank_to_node[i];
+                                  // empty: block placement, rank / ranks_per_node
   LinkCost intra, inter;
-  double reduce_us_per_byte = 0; // gamma: per byte of output of a reduction
-  double copy_us_per_byte = 0;   // per byte copied locally
+  double reduce_us_per_byte = 0;  // gamma: per byte of output of a reduction
+  double copy_us_per_byte = 0;    // per byte copied locally
 
-  const LinkCost& link(int a, int b) const {
-    return ranks_per_node > 0 && a / ranks_per_node != b / ranks_per_node ? inter : intra;
-  }
+  // The rank count the description is written for (0 when it places any number of ranks).
+  int ranks() const;
+  // The node of each of `p` ranks. Block placement extends to any p (more nodes of the same
+  // kind); an explicit placement throws Error(InvalidArgument) unless it names exactly p ranks.
+  std::vector<int> placement(int p) const;
 
   // Every link alike: the machine of the textbook closed forms.
   static Machine uniform(double alpha_us, double beta_us_per_byte, double gamma_us_per_byte);
-  // One shared-memory node, ranks talking through MPI: the built-in default until a topology
-  // file is given. See machine.cpp for where the numbers come from.
+  // One shared-memory node, ranks talking through MPI: the default when no topology file is
+  // given. See machine.cpp for where the numbers come from.
   static Machine local_default();
+
+ private:
+  int node_of(int rank) const;
 };
 
 }  // namespace arlab::detail

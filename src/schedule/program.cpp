@@ -1,5 +1,6 @@
 #include "schedule/program.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "arlab/arlab.hpp"
@@ -40,18 +41,34 @@ Program compile(Schedule schedule, int nranks) {
   return p;
 }
 
-MessageIndex::MessageIndex(const std::vector<Program>& ranks)
-    : nranks_(static_cast<int>(ranks.size())),
-      sends_(ranks.size() * ranks.size()),
-      recvs_(ranks.size() * ranks.size()) {
-  const auto p = static_cast<std::size_t>(nranks_);
-  for (std::size_t me = 0; me < p; ++me)
+MessageIndex::MessageIndex(const std::vector<Program>& ranks) : sends_(ranks.size()), recvs_(ranks.size()) {
+  const auto p = ranks.size();
+  std::vector<long> slot(p, -1);  // peer -> its channel in the list being built, -1 if none
+  auto index_rank = [&](std::size_t me, StepKind kind, std::vector<Channel>& out) {
     for (std::size_t i = 0; i < ranks[me].size(); ++i) {
       const Step& s = ranks[me].step(i);
+      if (s.kind != kind) continue;
       const auto peer = static_cast<std::size_t>(s.peer);
-      if (s.kind == StepKind::Send) sends_[me * p + peer].push_back(static_cast<std::uint32_t>(i));
-      if (s.kind == StepKind::Recv) recvs_[peer * p + me].push_back(static_cast<std::uint32_t>(i));
+      if (slot[peer] < 0) {
+        slot[peer] = static_cast<long>(out.size());
+        out.push_back({s.peer, {}});
+      }
+      out[slot[peer]].steps.push_back(static_cast<std::uint32_t>(i));
     }
+    for (const Channel& c : out) slot[c.peer] = -1;
+    std::sort(out.begin(), out.end(), [](const Channel& a, const Channel& b) { return a.peer < b.peer; });
+  };
+  for (std::size_t me = 0; me < p; ++me) {
+    index_rank(me, StepKind::Send, sends_[me]);
+    index_rank(me, StepKind::Recv, recvs_[me]);
+  }
+}
+
+long MessageIndex::at(const std::vector<Channel>& channels, int peer, std::uint32_t seq) {
+  const auto it = std::lower_bound(channels.begin(), channels.end(), peer,
+                                   [](const Channel& c, int q) { return c.peer < q; });
+  if (it == channels.end() || it->peer != peer || seq >= it->steps.size()) return -1;
+  return static_cast<long>(it->steps[seq]);
 }
 
 }  // namespace arlab::detail

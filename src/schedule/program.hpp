@@ -31,16 +31,18 @@ Program compile(Schedule schedule, int nranks);
 class MessageIndex {
  public:
   explicit MessageIndex(const std::vector<Program>& ranks);
-  long send_step(int from, int to, std::uint32_t seq) const { return at(sends_, from, to, seq); }
-  long recv_step(int from, int to, std::uint32_t seq) const { return at(recvs_, from, to, seq); }
+  long send_step(int from, int to, std::uint32_t seq) const { return at(sends_[from], to, seq); }
+  long recv_step(int from, int to, std::uint32_t seq) const { return at(recvs_[to], from, seq); }
 
  private:
-  using Table = std::vector<std::vector<std::uint32_t>>;  // [from * p + to][seq] -> step
-  long at(const Table& t, int from, int to, std::uint32_t seq) const {
-    const auto& v = t[static_cast<std::size_t>(from) * nranks_ + to];
-    return seq < v.size() ? static_cast<long>(v[seq]) : -1;
-  }
-  int nranks_;
+  // One rank's messages to (or from) one peer, in channel order. A rank talks to few peers,
+  // so each rank keeps a short list sorted by peer rather than a row of p entries.
+  struct Channel {
+    int peer;
+    std::vector<std::uint32_t> steps;  // [seq] -> step
+  };
+  using Table = std::vector<std::vector<Channel>>;  // [rank] -> its channels
+  static long at(const std::vector<Channel>& channels, int peer, std::uint32_t seq);
   Table sends_, recvs_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,16 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string name() const = 0;
+
+  // Memory that receives of the next run may write into (the output and scratch buffers).
+  struct Region {
+    void* base;
+    std::size_t bytes;
+  };
+  // Called once before each run of a schedule. Transports that place data directly in the
+  // receiver's memory register these regions; tagged transports start a new call number, so
+  // that messages of consecutive runs never match each other.
+  virtual void begin_run(std::span<const Region> receive_regions) { (void)receive_regions; }
 
   // Post a message. Messages between one pair of ranks with one tag match in posting order.
   virtual Request isend(int peer, int tag, const void* buf, std::size_t bytes) = 0;

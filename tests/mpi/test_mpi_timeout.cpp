@@ -1,5 +1,6 @@
 // A rank that never calls allreduce must not hang the others: with ARLAB_TIMEOUT_S=1 they
-// fail within seconds with an Error naming the silent rank. Rank 2 stays silent.
+// fail within seconds with an Error naming the silent rank and the transport (ARLAB_TRANSPORT).
+// Rank 2 stays silent.
 #include <mpi.h>
 
 #include <cstdio>
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
         std::printf("rank %d after %.1f s: %s\n", comm.rank(), waited, e.what());
         // Ring: rank 0 waits for its left neighbour 2; rank 1 waits for rank 0, which gave up.
         ok = e.code() == arlab::Error::Code::Timeout && waited < 30 &&
+             m.find("over " + arlab::to_string(comm.options().transport)) != std::string::npos &&
              (comm.rank() != 0 || m.find("waiting for rank 2") != std::string::npos);
       }
     }

@@ -2,9 +2,8 @@
 // (Thakur, Rabenseifner, Gropp 2005) when pipelining is off.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include "algorithms/registry.hpp"
+#include "closed_forms.hpp"
 #include "model/cost_walk.hpp"
 
 namespace arlab::detail {
@@ -12,24 +11,7 @@ namespace {
 
 constexpr double kAlpha = 2.0, kBeta = 1e-3, kGamma = 2.5e-4;  // us, us/B, us/B
 
-int floor_log2(int p) { int l = 0; while ((2 << l) <= p) ++l; return l; }
-
-double closed_form(Algorithm a, int p, double n) {
-  const int lg = floor_log2(p);
-  const bool pof2 = (1 << lg) == p;
-  const double fold_a = pof2 ? 0 : 2 * kAlpha, fold_b = pof2 ? 0 : 2 * n * kBeta, fold_g = pof2 ? 0 : n * kGamma;
-  const double q = 1 << lg;  // ranks in the butterfly
-  switch (a) {
-    case Algorithm::Ring:
-      return 2 * (p - 1) * kAlpha + 2 * n * (p - 1) / p * kBeta + n * (p - 1) / p * kGamma;
-    case Algorithm::RecursiveDoubling:
-      return lg * (kAlpha + n * kBeta + n * kGamma) + fold_a + fold_b + fold_g;
-    case Algorithm::Rabenseifner:
-      return 2 * lg * kAlpha + 2 * n * (q - 1) / q * kBeta + n * (q - 1) / q * kGamma + fold_a + fold_b + fold_g;
-    default:
-      return NAN;
-  }
-}
+double closed_form(Algorithm a, int p, double n) { return test::closed_form(a, p, n, {kAlpha, kBeta, kGamma}); }
 
 double walk(Algorithm a, int p, std::size_t count) {
   Shape s;

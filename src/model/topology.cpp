@@ -1,0 +1,191 @@
+// The topology file reader. yaml-cpp parses; this file checks every key and value and says
+// where a bad one is (file:line:column, from yaml-cpp's marks, printed 1-based).
+#include "model/topology.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <initializer_list>
+#include <map>
+#include <sstream>
+
+#include "arlab/arlab.hpp"
+
+namespace arlab::detail {
+
+namespace {
+
+using Keys = std::initializer_list<const char*>;
+
+std::string join(Keys keys) {
+  std::string out;
+  for (const char* k : keys) out += (out.empty() ? "" : ", ") + std::string(k);
+  return out;
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& message) const {
+    std::string where = file_;
+    if (mark.line >= 0) where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+    throw Error(Error::Code::InvalidArgument, where + ": " + message);
+  }
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const { fail(at.Mark(), message); }
+
+  // The entries of the mapping `node` (called `what`), after checking that every key is one of
+  // `valid`, appears once, and that every key in `required` is present.
+  std::map<std::string, YAML::Node> mapping(const YAML::Node& node, const std::string& what, Keys valid,
+                                            Keys required) const {
+    if (!node.IsMap()) fail(node, what + " must be a mapping with keys " + join(valid) + shown(node));
+    std::map<std::string, YAML::Node> out;
+    for (const auto& entry : node) {  // yaml-cpp yields (key, value) pairs by value
+      const YAML::Node& key = entry.first;
+      if (!key.IsScalar()) fail(key, "a key in " + what + " is not a plain name; valid keys: " + join(valid));
+      const std::string name = key.Scalar();
+      bool known = false;
+      for (const char* v : valid) known = known || name == v;
+      if (!known) fail(key, "unknown key '" + name + "' in " + what + "; valid keys: " + join(valid));
+      if (!out.emplace(name, entry.second).second) fail(key, "key '" + name + "' appears twice in " + what);
+    }
+    for (const char* r : required)
+      if (!out.count(r))
+        fail(node, what + ": missing field '" + std::string(r) + "' (required: " + join(required) + ")");
+    return out;
+  }
+
+  std::string text(const YAML::Node& node, const std::string& what) const {
+    if (!node.IsScalar()) fail(node, what + " must be a string" + shown(node));
+    return node.Scalar();
+  }
+
+  long integer(const YAML::Node& node, const std::string& what, long min) const {
+    long v = 0;
+    if (!node.IsScalar() || !YAML::convert<long>::decode(node, v))
+      fail(node, what + " must be an integer" + shown(node));
+    if (v < min) fail(node, what + " must be at least " + std::to_string(min) + shown(node));
+    return v;
+  }
+
+  // A finite number; positive, or with `zero_ok` non-negative.
+  double number(const YAML::Node& node, const std::string& what, bool zero_ok) const {
+    double v = 0;
+    if (!node.IsScalar() || !YAML::convert<double>::decode(node, v) || !std::isfinite(v))
+      fail(node, what + " must be a number" + shown(node));
+    if (v < 0 || (v == 0 && !zero_ok))
+      fail(node, what + " must be " + (zero_ok ? "zero or positive" : "positive") + shown(node));
+    return v;
+  }
+
+ private:
+  static std::string shown(const YAML::Node& node) {
+    if (node.IsScalar()) return ", got '" + node.Scalar() + "'";
+    if (node.IsNull()) return ", got nothing";
+    if (node.IsSequence()) return ", got a list";
+    return ", got a mapping";
+  }
+
+  std::string file_;
+};
+
+constexpr double kUsPerByteAtOneGBps = 1e-3;  // 1 GB/s = 10^9 B per 10^6 us
+
+LinkCost link(const Reader& r, const YAML::Node& node, const std::string& what) {
+  const auto f = r.mapping(node, what, {"alpha_us", "bandwidth_GBps"}, {"alpha_us", "bandwidth_GBps"});
+  LinkCost c;
+  c.alpha_us = r.number(f.at("alpha_us"), what + ".alpha_us", true);
+  c.us_per_byte = kUsPerByteAtOneGBps / r.number(f.at("bandwidth_GBps"), what + ".bandwidth_GBps", false);
+  return c;
+}
+
+double per_byte(const Reader& r, const YAML::Node& node, const std::string& what) {
+  const auto f = r.mapping(node, what, {"bandwidth_GBps"}, {"bandwidth_GBps"});
+  return kUsPerByteAtOneGBps / r.number(f.at("bandwidth_GBps"), what + ".bandwidth_GBps", false);
+}
+
+// rank_to_node: every rank's node, each node holding ranks_per_node ranks.
+std::vector<int> placement(const Reader& r, const YAML::Node& node, int nodes, int ranks_per_node) {
+  if (!node.IsSequence()) r.fail(node, "rank_to_node must be a list of node indices, one per rank");
+  const std::size_t ranks = static_cast<std::size_t>(nodes) * static_cast<std::size_t>(ranks_per_node);
+  if (node.size() != ranks)
+    r.fail(node, "rank_to_node has " + std::to_string(node.size()) + " entries; nodes x ranks_per_node = " +
+                     std::to_string(ranks));
+  std::vector<int> out;
+  std::vector<int> load(static_cast<std::size_t>(nodes), 0);
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node& e = node[i];
+    const long n = r.integer(e, "rank_to_node[" + std::to_string(i) + "]", 0);
+    if (n >= nodes)
+      r.fail(e, "rank_to_node[" + std::to_string(i) + "] is node " + std::to_string(n) + ", but nodes = " +
+                    std::to_string(nodes) + " (valid: 0.." + std::to_string(nodes - 1) + ")");
+    if (++load[n] > ranks_per_node)
+      r.fail(e, "rank_to_node puts more than ranks_per_node = " + std::to_string(ranks_per_node) +
+                    " ranks on node " + std::to_string(n));
+    out.push_back(static_cast<int>(n));
+  }
+  return out;
+}
+
+constexpr long kMaxRanks = 1L << 24;  // keeps nodes x ranks_per_node far from overflow
+
+Machine read(const Reader& r, const YAML::Node& root, const std::string& file_name) {
+  const auto top = r.mapping(root, "the topology",
+                             {"name", "description", "nodes", "ranks_per_node", "rank_to_node", "links", "reduce",
+                              "copy"},
+                             {"name", "nodes", "ranks_per_node", "links", "reduce"});
+  Machine m;
+  m.source = file_name;
+  m.name = r.text(top.at("name"), "name");
+  if (top.count("description")) m.description = r.text(top.at("description"), "description");
+  const long nodes = r.integer(top.at("nodes"), "nodes", 1);
+  const long per_node = r.integer(top.at("ranks_per_node"), "ranks_per_node", 1);
+  if (nodes > kMaxRanks || per_node > kMaxRanks || nodes * per_node > kMaxRanks)
+    r.fail(top.at("nodes"), "nodes x ranks_per_node exceeds " + std::to_string(kMaxRanks) + " ranks");
+  m.nodes = static_cast<int>(nodes);
+  m.ranks_per_node = static_cast<int>(per_node);
+  if (top.count("rank_to_node")) m.rank_to_node = placement(r, top.at("rank_to_node"), m.nodes, m.ranks_per_node);
+
+  // intra is needed when a node holds several ranks, inter when there are several nodes; a
+  // class no rank pair uses may be left out and takes the other's numbers.
+  const YAML::Node& links_node = top.at("links");
+  const auto links = nodes == 1   ? r.mapping(links_node, "links", {"intra", "inter"}, {"intra"})
+                     : per_node == 1 ? r.mapping(links_node, "links", {"intra", "inter"}, {"inter"})
+                                     : r.mapping(links_node, "links", {"intra", "inter"}, {"intra", "inter"});
+  if (links.count("intra")) m.intra = link(r, links.at("intra"), "links.intra");
+  if (links.count("inter")) m.inter = link(r, links.at("inter"), "links.inter");
+  if (!links.count("intra")) m.intra = m.inter;
+  if (!links.count("inter")) m.inter = m.intra;
+
+  m.reduce_us_per_byte = per_byte(r, top.at("reduce"), "reduce");
+  m.copy_us_per_byte = top.count("copy") ? per_byte(r, top.at("copy"), "copy") : m.reduce_us_per_byte;
+  return m;
+}
+
+Machine parse(const std::string& text, const std::string& file_name) {
+  const Reader r(file_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    r.fail(e.mark, "malformed YAML: " + e.msg);
+  }
+  if (!root.IsDefined() || root.IsNull()) r.fail(YAML::Mark(), "the file is empty; expected a topology mapping");
+  return read(r, root, file_name);
+}
+
+}  // namespace
+
+Machine parse_topology(const std::string& text, const std::string& file_name) { return parse(text, file_name); }
+
+Machine load_topology(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(Error::Code::InvalidArgument, "cannot open topology file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+}  // namespace arlab::detail

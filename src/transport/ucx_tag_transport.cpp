@@ -1,0 +1,222 @@
+// The "ucx" transport: two-sided messages with UCP tag matching (ucp_tag_send_nbx /
+// ucp_tag_recv_nbx). UCP matches tags across all senders, so the 64-bit tag carries the
+// sender as well as the message's identity:
+//
+//   bits 63..56  communicator id    (agreed at construction)
+//   bits 55..40  call number        (one per run of a schedule, wraps at 65536)
+//   bits 39..20  sending rank       (up to 2^20 ranks)
+//   bits 19..0   message index on its channel (the executor's tag)
+//
+// A receive matches exactly one message, so back-to-back calls (a fast rank may be a call
+// ahead) and other communicators can never be confused with it.
+#include "transport/ucx_transports.hpp"
+
+#include <cstring>
+#include <deque>
+
+#include "arlab/arlab.hpp"
+#include "transport/ucx_worker.hpp"
+
+namespace arlab::detail {
+
+namespace {
+
+constexpr unsigned kRankBits = 20, kIndexBits = 20;
+
+class UcxTagTransport final : public Transport {
+ public:
+  UcxTagTransport(MPI_Comm comm, double timeout_s)
+      : ucx_(comm, "ucx", UCP_FEATURE_TAG, 0, timeout_s) {
+    if (ucx_.size() > (1 << kRankBits))
+      throw Error(Error::Code::Unavailable, "arlab: the ucx transport supports up to 2^20 ranks");
+  }
+  ~UcxTagTransport() override {
+    cancel_all();
+    ucx_.quiesce();
+  }
+
+  int rank() const override { return ucx_.rank(); }
+  int size() const override { return ucx_.size(); }
+  std::string name() const override { return ucx_.name(); }
+
+  void begin_run(std::span<const Region>) override { call_ = (call_ + 1) & 0xffff; }
+
+  Request isend(int peer, int tag, const void* buf, std::size_t bytes) override {
+    const Request slot = allocate();
+    ucp_request_param_t p = params(slot);
+    p.cb.send = &UcxTagTransport::on_send;
+    expected_[slot] = {peer, bytes};
+    const ucs_status_ptr_t r = ucp_tag_send_nbx(ucx_.endpoint(peer), buf, bytes, tag_of(rank(), tag), &p);
+    track(slot, r, "ucp_tag_send_nbx to", peer);
+    return slot;
+  }
+
+  Request irecv(int peer, int tag, void* buf, std::size_t bytes) override {
+    const Request slot = allocate();
+    ucp_request_param_t p = params(slot);
+    // Always complete through the callback: it is where UCX reports the received length.
+    p.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    p.cb.recv = &UcxTagTransport::on_recv;
+    expected_[slot] = {peer, bytes};
+    const ucs_status_ptr_t r = ucp_tag_recv_nbx(ucx_.worker(), buf, bytes, tag_of(peer, tag), ~ucp_tag_t{0}, &p);
+    track(slot, r, "ucp_tag_recv_nbx from", peer);
+    return slot;
+  }
+
+  void poll(std::vector<Request>& done) override {
+    const std::size_t before = done.size();
+    for (Request r : completed_) {
+      done.push_back(r);
+      release(r);
+    }
+    completed_.clear();
+    ucx_.progress(done.size() == before);
+    if (error_.status != UCS_OK) fail_request();
+    ucx_.check_peers();
+    for (Request r : completed_) {
+      done.push_back(r);
+      release(r);
+    }
+    completed_.clear();
+  }
+
+  void cancel_all() override {
+    // Cancelled receives complete (through their callbacks) with UCS_ERR_CANCELED; sends
+    // cannot be recalled and finish or fail when the endpoints close.
+    for (std::size_t i = 0; i < pending_.size(); ++i)
+      if (pending_[i]) ucp_request_cancel(ucx_.worker(), pending_[i]);
+    for (int k = 0; k < 1000 && active_ > 0; ++k) ucp_worker_progress(ucx_.worker());
+    ucx_.mark_broken();
+    for (auto& ref : refs_) ref.live = false;
+    completed_.clear();
+    free_.clear();
+    high_ = active_ = 0;
+  }
+
+ private:
+  ucp_tag_t tag_of(int sender, int index) const {
+    if (static_cast<unsigned>(index) >= (1u << kIndexBits))
+      throw Error(Error::Code::Internal, "arlab: ucx message index " + std::to_string(index) +
+                                             " exceeds the tag's 20 bits; raise ARLAB_CHUNK_BYTES");
+    return (ucp_tag_t{ucx_.comm_id()} << 56) | (ucp_tag_t{call_} << 40) |
+           (static_cast<ucp_tag_t>(sender) << kIndexBits) | static_cast<ucp_tag_t>(index);
+  }
+
+  // The callback finds its slot through user_data, which points at a stable per-slot record
+  // (a receive's callback may run inside ucp_tag_recv_nbx, before the request is returned).
+  ucp_request_param_t params(Request slot) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
+    p.datatype = ucp_dt_make_contig(1);
+    p.user_data = &refs_[slot];
+    return p;
+  }
+
+  // Records the request of `slot`: done at once (nullptr), failed, or pending.
+  void track(Request slot, ucs_status_ptr_t r, const char* what, int peer) {
+    if (r == nullptr) {
+      if (!refs_[slot].called) completed_.push_back(slot);
+    } else if (UCS_PTR_IS_ERR(r)) {
+      release(slot);
+      ucx_.fail(UCS_PTR_STATUS(r), what, peer);
+    } else if (refs_[slot].called) {
+      ucp_request_free(r);  // the callback already ran
+    } else {
+      pending_[slot] = r;
+    }
+  }
+
+  static void on_send(void* request, ucs_status_t status, void* user_data) {
+    auto* ref = static_cast<SlotRef*>(user_data);
+    ref->self->finish(request, ref->slot, status, "send to", 0, false);
+  }
+  static void on_recv(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user_data) {
+    auto* ref = static_cast<SlotRef*>(user_data);
+    ref->self->finish(request, ref->slot, status, "receive from", info ? info->length : 0, true);
+  }
+
+  void finish(void* request, Request slot, ucs_status_t status, const char* what, std::size_t length, bool recv) {
+    if (pending_[slot] == request) {
+      ucp_request_free(request);
+      pending_[slot] = nullptr;
+    }  // else: still inside the posting call, which frees the request
+    if (!refs_[slot].live) return;  // abandoned by cancel_all
+    refs_[slot].called = true;
+    if (status != UCS_OK && status != UCS_ERR_CANCELED && error_.status == UCS_OK) error_ = {status, what, slot};
+    if (status == UCS_OK && recv) check_length(slot, length);
+    completed_.push_back(slot);
+  }
+
+  void check_length(Request slot, std::size_t length) {
+    if (length != expected_[slot].bytes && error_.status == UCS_OK) error_ = {UCS_ERR_MESSAGE_TRUNCATED, "receive from", slot};
+  }
+
+  [[noreturn]] void fail_request() {
+    const int peer = error_.slot >= 0 ? expected_[error_.slot].peer : -1;
+    const auto e = error_;
+    error_ = {};
+    ucx_.fail(e.status, std::string("ucx ") + e.what, peer);
+  }
+
+  Request allocate() {
+    ++active_;
+    Request r;
+    if (!free_.empty()) {
+      r = free_.back();
+      free_.pop_back();
+    } else {
+      if (high_ == static_cast<int>(pending_.size())) {
+        pending_.resize(pending_.size() * 2 + 16, nullptr);
+        expected_.resize(pending_.size());
+        while (refs_.size() < pending_.size()) refs_.push_back({this, static_cast<Request>(refs_.size())});
+      }
+      r = high_++;
+    }
+    expected_[r] = {-1, 0};
+    refs_[r].live = true;
+    refs_[r].called = false;
+    return r;
+  }
+
+  void release(Request slot) {
+    --active_;
+    pending_[slot] = nullptr;
+    refs_[slot].live = false;
+    if (active_ == 0) {
+      free_.clear();
+      high_ = 0;
+    } else {
+      free_.push_back(slot);
+    }
+  }
+
+  UcxWorker ucx_;
+  unsigned call_ = 0;
+  std::vector<ucs_status_ptr_t> pending_;  // per slot: the UCX request, or null when none
+  struct SlotRef {
+    UcxTagTransport* self;
+    Request slot;
+    bool live = false, called = false;
+  };
+  std::deque<SlotRef> refs_;  // per slot, at stable addresses
+  struct Expected {
+    int peer;
+    std::size_t bytes;
+  };
+  std::vector<Expected> expected_;
+  std::vector<Request> completed_, free_;
+  int high_ = 0, active_ = 0;
+  struct {
+    ucs_status_t status = UCS_OK;
+    const char* what = "";
+    Request slot = -1;
+  } error_;
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> make_ucx_transport(MPI_Comm comm, double timeout_s) {
+  return std::make_unique<UcxTagTransport>(comm, timeout_s);
+}
+
+}  // namespace arlab::detail

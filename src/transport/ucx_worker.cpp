@@ -1,0 +1,185 @@
+#include "transport/ucx_worker.hpp"
+
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+
+#include "arlab/arlab.hpp"
+
+namespace arlab::detail {
+
+namespace {
+
+std::atomic<unsigned> next_comm_id{0};
+
+constexpr unsigned kIdlePollsBeforeYield = 64;
+
+}  // namespace
+
+UcxWorker::UcxWorker(MPI_Comm comm, std::string transport_name, std::uint64_t features,
+                     std::size_t request_size, double timeout_s)
+    : comm_(comm), name_(std::move(transport_name)), timeout_s_(timeout_s) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+
+  ucp_config_t* config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+  if (st != UCS_OK) fail(st, "ucp_config_read", -1);
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = features;
+  params.request_size = request_size;
+  params.mt_workers_shared = 0;
+  st = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  if (st != UCS_OK) fail(st, "ucp_init", -1);
+
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  st = ucp_worker_create(context_, &wp, &worker_);
+  if (st != UCS_OK) {
+    ucp_cleanup(context_);
+    fail(st, "ucp_worker_create", -1);
+  }
+
+  // Exchange worker addresses: lengths first, then the addresses themselves.
+  ucp_address_t* local = nullptr;
+  std::size_t local_len = 0;
+  st = ucp_worker_get_address(worker_, &local, &local_len);
+  if (st != UCS_OK) {
+    ucp_worker_destroy(worker_);
+    ucp_cleanup(context_);
+    fail(st, "ucp_worker_get_address", -1);
+  }
+  std::vector<int> lens(size_), displs(size_);
+  const int my_len = static_cast<int>(local_len);
+  MPI_Allgather(&my_len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_);
+  address_at_.resize(size_);
+  int total = 0;
+  for (int r = 0; r < size_; ++r) {
+    displs[r] = total;
+    address_at_[r] = static_cast<std::size_t>(total);
+    total += lens[r];
+  }
+  addresses_.resize(static_cast<std::size_t>(total));
+  MPI_Allgatherv(local, my_len, MPI_BYTE, addresses_.data(), lens.data(), displs.data(), MPI_BYTE, comm_);
+  ucp_worker_release_address(worker_, local);
+
+  unsigned proposed = next_comm_id.load(), agreed = 0;
+  MPI_Allreduce(&proposed, &agreed, 1, MPI_UNSIGNED, MPI_MAX, comm_);
+  next_comm_id.store(agreed + 1);
+  comm_id_ = agreed % 256;
+
+  endpoints_.assign(size_, nullptr);
+  error_args_.resize(size_);
+  for (int r = 0; r < size_; ++r) error_args_[r] = {this, r};
+}
+
+ucp_ep_h UcxWorker::connect(int peer) {
+  ucp_ep_params_t ep{};
+  ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                  UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  ep.address = reinterpret_cast<const ucp_address_t*>(addresses_.data() + address_at_[peer]);
+  // UCX 1.13's shared-memory transports do not support peer error handling, and asking for
+  // it moves everything to tcp; so no error mode is requested. A silent or dead peer is
+  // caught by the executor's timeout, which names it; failures UCX reports still arrive
+  // through this handler.
+  ep.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+  ep.err_handler.cb = &UcxWorker::on_endpoint_error;
+  ep.err_handler.arg = &error_args_[peer];
+  const ucs_status_t st = ucp_ep_create(worker_, &ep, &endpoints_[peer]);
+  if (st != UCS_OK) fail(st, "ucp_ep_create to", peer);
+  return endpoints_[peer];
+}
+
+void UcxWorker::on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* e = static_cast<ErrorArg*>(arg);
+  if (e->self->failed_peer_ < 0) {
+    e->self->failed_peer_ = e->peer;
+    e->self->failed_status_ = status;
+  }
+}
+
+unsigned UcxWorker::progress(bool idle) {
+  const unsigned n = ucp_worker_progress(worker_);
+  if (n || !idle) {
+    idle_polls_ = 0;
+  } else if (++idle_polls_ >= kIdlePollsBeforeYield) {
+    idle_polls_ = 0;
+    sched_yield();
+  }
+  return n;
+}
+
+void UcxWorker::fail(ucs_status_t status, const std::string& what, int peer) const {
+  throw Error(Error::Code::Transport, "arlab: " + what + (peer >= 0 ? " rank " + std::to_string(peer) : "") +
+                                          " failed on rank " + std::to_string(rank_) + " over " + name_ +
+                                          ": " + ucs_status_string(status));
+}
+
+void UcxWorker::throw_failed_peer() const {
+  throw Error(Error::Code::Transport, "arlab: rank " + std::to_string(failed_peer_) + " failed (seen by rank " +
+                                          std::to_string(rank_) + " over " + name_ +
+                                          "): " + ucs_status_string(failed_status_));
+}
+
+// Progresses until `request` completes or `limit_s` passes; an unfinished request is then
+// cancelled, so that the worker can be destroyed.
+void UcxWorker::wait(ucs_status_ptr_t request, double limit_s) {
+  if (request == nullptr || UCS_PTR_IS_ERR(request)) return;
+  const auto start = std::chrono::steady_clock::now();
+  while (ucp_request_check_status(request) == UCS_INPROGRESS) {
+    if (!ucp_worker_progress(worker_)) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit_s) {
+        ucp_request_cancel(worker_, request);
+        while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+        break;
+      }
+      sched_yield();
+    }
+  }
+  ucp_request_free(request);
+}
+
+void UcxWorker::quiesce() {
+  if (quiesced_) return;
+  quiesced_ = true;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  const bool collective = !broken_ && failed_peer_ < 0 && !finalized;
+  if (collective) {
+    // Deliver everything sent, then wait until every rank has done the same: after that no
+    // message is in flight towards this worker, and endpoints close without traffic.
+    ucp_request_param_t p{};
+    wait(ucp_worker_flush_nbx(worker_, &p), timeout_s_);
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    MPI_Ibarrier(comm_, &barrier);
+    const auto start = std::chrono::steady_clock::now();
+    int done = 0;
+    while (!done) {
+      MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+      if (!ucp_worker_progress(worker_)) sched_yield();
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s_) break;
+    }
+  }
+}
+
+UcxWorker::~UcxWorker() {
+  quiesce();
+  for (auto& ep : endpoints_) {
+    if (!ep) continue;
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    wait(ucp_ep_close_nbx(ep, &p), 1.0);
+    ep = nullptr;
+  }
+  ucp_worker_destroy(worker_);
+  ucp_cleanup(context_);
+}
+
+}  // namespace arlab::detail

@@ -1,0 +1,90 @@
+// UcxWorker: what both UCX transports share. One UCP context and one worker per
+// communicator; worker addresses are exchanged over the MPI communicator at construction;
+// one endpoint per peer, created on first use and kept. A peer that stops answering is found
+// by the executor's timeout (see connect() for why no UCX peer error mode is asked for).
+//
+// Shutdown is collective but bounded: flush everything this rank sent, wait (at most the
+// timeout) until every rank has flushed, then close endpoints without network traffic and
+// release the worker and context.
+#pragma once
+
+#include <mpi.h>
+#include <ucp/api/ucp.h>
+
+#include <string>
+#include <vector>
+
+namespace arlab::detail {
+
+class UcxWorker {
+ public:
+  // `features`: UCP_FEATURE_* bits; `request_size`: bytes UCX reserves in each request for us.
+  UcxWorker(MPI_Comm comm, std::string transport_name, std::uint64_t features, std::size_t request_size,
+            double timeout_s);
+  ~UcxWorker();
+  UcxWorker(const UcxWorker&) = delete;
+  UcxWorker& operator=(const UcxWorker&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const std::string& name() const { return name_; }
+  ucp_context_h context() const { return context_; }
+  ucp_worker_h worker() const { return worker_; }
+  // An id all ranks of the communicator agree on, distinct among this process's live
+  // communicators (mod 256).
+  unsigned comm_id() const { return comm_id_; }
+
+  ucp_ep_h endpoint(int peer) {
+    ucp_ep_h ep = endpoints_[peer];
+    return ep ? ep : connect(peer);
+  }
+
+  // Drives UCX. `idle` says the caller saw nothing complete: after a run of idle polls the
+  // thread yields, so oversubscribed ranks let each other run.
+  unsigned progress(bool idle);
+
+  // Throws Error(Transport) when an endpoint reported a failed peer.
+  void check_peers() const {
+    if (failed_peer_ >= 0) throw_failed_peer();
+  }
+
+  // Error(Transport) with the UCX status text, naming this rank, the peer and the transport.
+  [[noreturn]] void fail(ucs_status_t status, const std::string& what, int peer) const;
+
+  // After a timeout the peers' state is unknown: shutdown then skips the collective wait.
+  void mark_broken() { broken_ = true; }
+
+  // The collective half of shutdown: flush what this rank sent and wait (bounded by the
+  // timeout) for every rank to do the same. Owners call it before releasing remote keys and
+  // registrations; the destructor calls it if they did not.
+  void quiesce();
+
+ private:
+  ucp_ep_h connect(int peer);
+  [[noreturn]] void throw_failed_peer() const;
+  void wait(ucs_status_ptr_t request, double limit_s);
+  static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
+
+  MPI_Comm comm_;
+  std::string name_;
+  int rank_ = 0, size_ = 1;
+  unsigned comm_id_ = 0;
+  double timeout_s_;
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::vector<std::byte> addresses_;   // every rank's worker address, concatenated
+  std::vector<std::size_t> address_at_;
+  std::vector<ucp_ep_h> endpoints_;
+  struct ErrorArg {
+    UcxWorker* self;
+    int peer;
+  };
+  std::vector<ErrorArg> error_args_;
+  int failed_peer_ = -1;
+  ucs_status_t failed_status_ = UCS_OK;
+  unsigned idle_polls_ = 0;
+  bool broken_ = false;
+  bool quiesced_ = false;
+};
+
+}  // namespace arlab::detail

@@ -1,0 +1,301 @@
+// Topology files and the cost walk on them: every shipped file loads; every kind of error names
+// the file, line and column; on uniform topologies the walk reproduces the closed forms for
+// p = 2..1024; on two-level topologies messages between nodes pay the inter-node link.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "algorithms/registry.hpp"
+#include "closed_forms.hpp"
+#include "model/cost_walk.hpp"
+#include "model/topology.hpp"
+
+namespace arlab::detail {
+namespace {
+
+const char* const kMinimal = R"(name: two-node-example
+nodes: 2
+ranks_per_node: 4
+links:
+  intra: { alpha_us: 0.7, bandwidth_GBps: 150 }   # one direction, per rank
+  inter: { alpha_us: 5.0, bandwidth_GBps: 25 }
+reduce: { bandwidth_GBps: 1000 }                  # gamma = 1 / bandwidth
+)";
+
+// The error message of parsing `text`, or "" when it parses.
+std::string error_of(const std::string& text) {
+  try {
+    parse_topology(text, "t.yaml");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Error::Code::InvalidArgument);
+    return e.what();
+  }
+  return "";
+}
+
+// kMinimal with the first occurrence of `from` replaced by `to`.
+std::string edited(const std::string& from, const std::string& to) {
+  std::string s = kMinimal;
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+TEST(Topology, MinimalFormLoads) {
+  const Machine m = parse_topology(kMinimal, "t.yaml");
+  EXPECT_EQ(m.name, "two-node-example");
+  EXPECT_EQ(m.source, "t.yaml");
+  EXPECT_EQ(m.nodes, 2);
+  EXPECT_EQ(m.ranks_per_node, 4);
+  EXPECT_EQ(m.ranks(), 8);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_us, 0.7);
+  EXPECT_DOUBLE_EQ(m.intra.us_per_byte, 1e-3 / 150);
+  EXPECT_DOUBLE_EQ(m.inter.alpha_us, 5.0);
+  EXPECT_DOUBLE_EQ(m.inter.us_per_byte, 1e-3 / 25);
+  EXPECT_DOUBLE_EQ(m.reduce_us_per_byte, 1e-3 / 1000);
+  EXPECT_DOUBLE_EQ(m.copy_us_per_byte, m.reduce_us_per_byte);  // copy defaults to reduce
+  EXPECT_EQ(m.placement(8), (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(m.placement(10).back(), 2);  // block placement extends to more ranks
+}
+
+TEST(Topology, EveryShippedFileLoads) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(ARLAB_TOPOLOGY_DIR)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    SCOPED_TRACE(entry.path().string());
+    const Machine m = load_topology(entry.path().string());
+    EXPECT_EQ(m.name + ".yaml", entry.path().filename().string());
+    EXPECT_GT(m.ranks(), 0);
+    EXPECT_GT(m.intra.us_per_byte, 0);
+    EXPECT_GT(m.inter.us_per_byte, 0);
+    EXPECT_GT(m.reduce_us_per_byte, 0);
+    EXPECT_GT(m.copy_us_per_byte, 0);
+    // Every algorithm can be walked on the machine as described.
+    Shape s;
+    s.nranks = m.ranks();
+    s.count = 1 << 16;
+    for (const auto& info : schedule_algorithm_table()) EXPECT_GT(predict(info, s, m).total_us, 0) << info.name;
+  }
+  EXPECT_EQ(files, 6);
+  const Machine h100 = load_topology(std::string(ARLAB_TOPOLOGY_DIR) + "/h100-2node-ndr.yaml");
+  EXPECT_EQ(h100.nodes, 2);
+  EXPECT_EQ(h100.ranks_per_node, 8);
+  EXPECT_GT(h100.inter.us_per_byte, h100.intra.us_per_byte);
+}
+
+TEST(Topology, LocalFileEqualsTheBuiltInDefaults) {
+  const Machine file = load_topology(std::string(ARLAB_TOPOLOGY_DIR) + "/local.yaml");
+  const Machine built_in = Machine::local_default();
+  EXPECT_DOUBLE_EQ(file.intra.alpha_us, built_in.intra.alpha_us);
+  EXPECT_DOUBLE_EQ(file.intra.us_per_byte, built_in.intra.us_per_byte);
+  EXPECT_DOUBLE_EQ(file.reduce_us_per_byte, built_in.reduce_us_per_byte);
+  EXPECT_DOUBLE_EQ(file.copy_us_per_byte, built_in.copy_us_per_byte);
+}
+
+TEST(Topology, OptionalFields) {
+  const Machine m = parse_topology(edited("reduce: {", "description: \"a test\"\ncopy: { bandwidth_GBps: 4000 }\nreduce: {") +
+                                   "rank_to_node: [0, 1, 0, 1, 0, 1, 0, 1]\n");
+  EXPECT_EQ(m.description, "a test");
+  EXPECT_DOUBLE_EQ(m.copy_us_per_byte, 1e-3 / 4000);
+  EXPECT_EQ(m.placement(8), (std::vector<int>{0, 1, 0, 1, 0, 1, 0, 1}));
+  EXPECT_THROW(m.placement(16), Error);  // an explicit placement covers exactly its ranks
+  // One node: inter may be left out; one rank per node: intra may be left out.
+  std::string one_node = edited("nodes: 2", "nodes: 1");
+  one_node.erase(one_node.find("  inter"), one_node.find("reduce") - one_node.find("  inter"));
+  const Machine one = parse_topology(one_node);
+  const Machine single = parse_topology(
+      "name: x\nnodes: 4\nranks_per_node: 1\nlinks: { inter: { alpha_us: 2, bandwidth_GBps: 10 } }\n"
+      "reduce: { bandwidth_GBps: 5 }\n");
+  EXPECT_DOUBLE_EQ(single.intra.us_per_byte, single.inter.us_per_byte);
+  EXPECT_EQ(one.nodes, 1);
+}
+
+TEST(Topology, UnknownKeysListTheValidOnes) {
+  EXPECT_EQ(error_of(edited("nodes: 2", "nodez: 2")),
+            "t.yaml:2:1: unknown key 'nodez' in the topology; valid keys: name, description, nodes, "
+            "ranks_per_node, rank_to_node, links, reduce, copy");
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwith_GBps: 150")),
+            "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps");
+  EXPECT_EQ(error_of(edited("  inter:", "  intre:")),
+            "t.yaml:6:3: unknown key 'intre' in links; valid keys: intra, inter");
+  EXPECT_EQ(error_of(edited("nodes: 2", "nodes: 2\nnodes: 3")), "t.yaml:3:1: key 'nodes' appears twice in the topology");
+}
+
+TEST(Topology, MissingFields) {
+  EXPECT_EQ(error_of(edited(", bandwidth_GBps: 25", "")),
+            "t.yaml:6:10: links.inter: missing field 'bandwidth_GBps' (required: alpha_us, bandwidth_GBps)");
+  EXPECT_EQ(error_of(edited("name: two-node-example\n", "")),
+            "t.yaml:1:1: the topology: missing field 'name' (required: name, nodes, ranks_per_node, links, reduce)");
+  // Two nodes need the inter-node link.
+  const std::string no_inter = edited("  inter: { alpha_us: 5.0, bandwidth_GBps: 25 }\n", "");
+  EXPECT_EQ(error_of(no_inter), "t.yaml:5:3: links: missing field 'inter' (required: intra, inter)");
+}
+
+TEST(Topology, BadValues) {
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 25", "bandwidth_GBps: -25")),
+            "t.yaml:6:43: links.inter.bandwidth_GBps must be positive, got '-25'");
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 1000", "bandwidth_GBps: 0")),
+            "t.yaml:7:27: reduce.bandwidth_GBps must be positive, got '0'");
+  EXPECT_EQ(error_of(edited("alpha_us: 0.7", "alpha_us: -1")),
+            "t.yaml:5:22: links.intra.alpha_us must be zero or positive, got '-1'");
+  EXPECT_EQ(error_of(edited("nodes: 2", "nodes: 0")), "t.yaml:2:8: nodes must be at least 1, got '0'");
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 25", "bandwidth_GBps: .inf")),
+            "t.yaml:6:43: links.inter.bandwidth_GBps must be a number, got '.inf'");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "rank_to_node: [0, 1, 0, 1, 0, 1, 0, 2]\n"),
+            "t.yaml:8:37: rank_to_node[7] is node 2, but nodes = 2 (valid: 0..1)");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "rank_to_node: [0, 0, 0, 0, 0, 1, 1, 1]\n"),
+            "t.yaml:8:28: rank_to_node puts more than ranks_per_node = 4 ranks on node 0");
+  EXPECT_EQ(error_of(std::string(kMinimal) + "rank_to_node: [0, 1]\n"),
+            "t.yaml:8:15: rank_to_node has 2 entries; nodes x ranks_per_node = 8");
+}
+
+TEST(Topology, WrongTypes) {
+  EXPECT_EQ(error_of(edited("nodes: 2", "nodes: two")), "t.yaml:2:8: nodes must be an integer, got 'two'");
+  EXPECT_EQ(error_of(edited("ranks_per_node: 4", "ranks_per_node: 2.5")),
+            "t.yaml:3:17: ranks_per_node must be an integer, got '2.5'");
+  EXPECT_EQ(error_of(edited("alpha_us: 5.0", "alpha_us: fast")),
+            "t.yaml:6:22: links.inter.alpha_us must be a number, got 'fast'");
+  EXPECT_EQ(error_of(edited("reduce: { bandwidth_GBps: 1000 }", "reduce: 1000")),
+            "t.yaml:7:9: reduce must be a mapping with keys bandwidth_GBps, got '1000'");
+  EXPECT_EQ(error_of(edited("name: two-node-example", "name: [a, b]")), "t.yaml:1:7: name must be a string, got a list");
+  EXPECT_EQ(error_of("- just\n- a list\n"),
+            "t.yaml:1:1: the topology must be a mapping with keys name, description, nodes, ranks_per_node, "
+            "rank_to_node, links, reduce, copy, got a list");
+}
+
+TEST(Topology, MalformedYaml) {
+  const std::string e = error_of(edited("{ alpha_us: 5.0, bandwidth_GBps: 25 }", "{ alpha_us: 5.0, bandwidth_GBps: 25"));
+  EXPECT_EQ(e.rfind("t.yaml:7:7: malformed YAML: ", 0), 0u) << e;
+  EXPECT_EQ(error_of(""), "t.yaml:1:1: the file is empty; expected a topology mapping");
+}
+
+TEST(Topology, FileErrorsNameTheFile) {
+  EXPECT_THROW(load_topology("/nonexistent/arlab.yaml"), Error);
+  try {
+    load_topology("/nonexistent/arlab.yaml");
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "cannot open topology file '/nonexistent/arlab.yaml'");
+  }
+  const auto path = std::filesystem::temp_directory_path() / "arlab-test-bad-topology.yaml";
+  std::ofstream(path) << edited("nodes: 2", "nodes: -2");
+  try {
+    load_topology(path.string());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), path.string() + ":2:8: nodes must be at least 1, got '-2'");
+  }
+  std::filesystem::remove(path);
+}
+
+// ---- The walk on topologies -------------------------------------------------------------
+
+constexpr test::Uniform kUniform{2.0, 1e-3, 2.5e-4};  // 1 GB/s links, 4 GB/s reduction
+
+// A uniform machine from a file: one rank per node, so every message crosses the inter link.
+Machine uniform_topology() {
+  return parse_topology(
+      "name: uniform\nnodes: 1024\nranks_per_node: 1\n"
+      "links: { inter: { alpha_us: 2.0, bandwidth_GBps: 1 } }\nreduce: { bandwidth_GBps: 4 }\n");
+}
+
+Cost walk(Algorithm a, int p, std::size_t count, const Machine& m) {
+  Shape s;
+  s.nranks = p;
+  s.count = count;
+  s.elem_size = 4;
+  s.chunk_bytes = 0;  // pipelining off: the closed forms describe the plain algorithms
+  return predict(*find_schedule_algorithm(a), s, m);
+}
+
+// One test per rank count, so that each stays short (the ring at p = 1024 walks 5 million steps).
+class TopologyWalkClosedForms : public ::testing::TestWithParam<int> {};
+
+TEST_P(TopologyWalkClosedForms, RingRecursiveDoublingRabenseifner) {
+  static const Machine m = uniform_topology();
+  const int p = GetParam();
+  const std::size_t count = 720720 * 4;  // 11.5 MB: divisible by 1..16, large enough for rounding
+  const double n = static_cast<double>(count) * 4;
+  for (Algorithm a : {Algorithm::Ring, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner}) {
+    const double expected = test::closed_form(a, p, n, kUniform), got = walk(a, p, count, m).total_us;
+    EXPECT_NEAR(got, expected, 0.01 * expected) << to_string(a) << " p=" << p;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(P, TopologyWalkClosedForms,
+                         ::testing::Values(2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 63, 64, 100, 127,
+                                           128, 255, 256, 257, 500, 511, 512, 1000, 1023, 1024));
+
+TEST(TopologyWalk, BreakdownMatchesTheClosedFormTerms) {
+  // Ring, 64 ranks: 126 alpha on the critical path, 2n(p-1)/p beta, n(p-1)/p gamma.
+  const int p = 64;
+  const std::size_t count = 1 << 20;
+  const double n = static_cast<double>(count) * 4;
+  const Cost c = walk(Algorithm::Ring, p, count, uniform_topology());
+  EXPECT_NEAR(c.latency_us, 2 * (p - 1) * kUniform.alpha, 1e-6);
+  EXPECT_NEAR(c.bandwidth_us, 2 * n * (p - 1) / p * kUniform.beta, 0.01 * c.bandwidth_us);
+  EXPECT_NEAR(c.reduce_us, n * (p - 1) / p * kUniform.gamma, 0.01 * c.reduce_us);
+  EXPECT_NEAR(c.latency_us + c.bandwidth_us + c.reduce_us, c.total_us, 1e-9 * c.total_us);
+}
+
+// Two link classes: fast inside a node, slow between nodes; reductions free so that the ring's
+// time is its transfers alone.
+Machine two_level(int nodes, int per_node) {
+  return parse_topology("name: two-level\nnodes: " + std::to_string(nodes) +
+                        "\nranks_per_node: " + std::to_string(per_node) +
+                        "\nlinks:\n  intra: { alpha_us: 1.0, bandwidth_GBps: 100 }\n"
+                        "  inter: { alpha_us: 5.0, bandwidth_GBps: 10 }\nreduce: { bandwidth_GBps: 1e9 }\n");
+}
+
+TEST(TopologyWalk, InterNodeMessagesPayTheInterLink) {
+  // Recursive doubling on 2 ranks is one exchange: alpha + n beta of the link between them.
+  const std::size_t count = 1 << 20;
+  const double n = static_cast<double>(count) * 4;
+  EXPECT_NEAR(walk(Algorithm::RecursiveDoubling, 2, count, two_level(1, 2)).total_us, 1.0 + n * 1e-3 / 100, 1e-3);
+  EXPECT_NEAR(walk(Algorithm::RecursiveDoubling, 2, count, two_level(2, 1)).total_us, 5.0 + n * 1e-3 / 10, 1e-3);
+}
+
+TEST(TopologyWalk, RingAcrossTwoNodesRunsAtTheSlowLinksPace) {
+  // 8 ranks on one node: 2(p-1) dependent steps of alpha + n/p beta on the fast link. On two
+  // nodes of 4 the ring crosses between nodes twice; the rank in front of each crossing sends
+  // all its 2(p-1) blocks over the slow link one after the other, and since each of those
+  // sends waits only for data that came over fast links, the blocks stream back to back: its
+  // port is busy 2(p-1) n/p beta_inter, plus one alpha_inter for the last block to land.
+  // Every block pays the slow link: the difference is 2(p-1) n/p (beta_inter - beta_intra)
+  // + alpha_inter - 2(p-1) alpha_intra.
+  const int p = 8;
+  const std::size_t count = 1 << 22;
+  const double n = static_cast<double>(count) * 4;
+  const double one_node = walk(Algorithm::Ring, p, count, two_level(1, 8)).total_us;
+  const double two_nodes = walk(Algorithm::Ring, p, count, two_level(2, 4)).total_us;
+  const double fast = 2 * (p - 1) * (1.0 + n / p * 1e-3 / 100), slow = 5.0 + 2 * (p - 1) * n / p * 1e-3 / 10;
+  EXPECT_NEAR(one_node, fast, 0.01 * fast);
+  EXPECT_NEAR(two_nodes, slow, 0.01 * slow);
+  EXPECT_NEAR(two_nodes - one_node, slow - fast, 0.01 * (slow - fast));
+  EXPECT_GT(two_nodes, 9 * one_node);  // the slow link is 10x slower
+}
+
+TEST(TopologyWalk, PlacementDecidesWhichMessagesCrossNodes) {
+  // Cyclic placement puts every ring neighbour on the other node: every step now waits for a
+  // slow message, so the ring pays alpha_inter at each of its 2(p-1) steps, the closed form
+  // of a uniform network of slow links.
+  Machine cyclic = two_level(2, 4);
+  cyclic.rank_to_node = {0, 1, 0, 1, 0, 1, 0, 1};
+  const std::size_t count = 1 << 22;
+  const double n = static_cast<double>(count) * 4;
+  const double uniform_slow = test::closed_form(Algorithm::Ring, 8, n, {5.0, 1e-4, 0});
+  EXPECT_NEAR(walk(Algorithm::Ring, 8, count, cyclic).total_us, uniform_slow, 0.01 * uniform_slow);
+  // Recursive doubling exchanges with rank ^ 1, ^ 2, ^ 4. Block placement keeps the first two
+  // inside a node; placing ranks by the parity of their bits makes all three cross.
+  Machine parity = two_level(2, 4);
+  parity.rank_to_node = {0, 1, 1, 0, 1, 0, 0, 1};
+  const double intra = 1.0 + n * 1e-3 / 100, inter = 5.0 + n * 1e-3 / 10;
+  EXPECT_NEAR(walk(Algorithm::RecursiveDoubling, 8, count, two_level(2, 4)).total_us, 2 * intra + inter, 1e-3);
+  EXPECT_NEAR(walk(Algorithm::RecursiveDoubling, 8, count, parity).total_us, 3 * inter, 1e-3);
+  EXPECT_THROW(walk(Algorithm::Ring, 16, count, cyclic), Error);
+}
+
+}  // namespace
+}  // namespace arlab::detail
