@@ -67,7 +67,8 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
   check_arguments(send, recv, count, type, op, algorithm);
   if (broken_)
     throw Error(Error::Code::Transport,
-                "arlab: this communicator timed out earlier and cannot be used again; create a new one");
+                "arlab: an earlier call on this communicator failed (timeout or transport error) and it "
+                "cannot be used again; create a new one");
   const std::size_t elem = size_of(type);
   const bool in_place = send == recv;
   const Program* prog = nullptr;
@@ -100,7 +101,10 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
   try {
     executor_.run(*prog, buffers, call);
   } catch (const Error& e) {
-    if (e.code() == Error::Code::Timeout) broken_ = true;
+    // A call that failed part-way leaves messages in flight and peers in unknown states:
+    // abandon them and refuse further calls rather than risk mismatched messages.
+    if (e.code() != Error::Code::Timeout) transport_->cancel_all();  // a timeout already did
+    broken_ = true;
     throw;
   }
   if (op == ReduceOp::Avg && size() > 1) reducer_.divide(type, recv, count, size());

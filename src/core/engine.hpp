@@ -51,7 +51,7 @@ class Engine {
   Machine machine_;
   CpuReducer reducer_;
   Executor executor_;
-  bool broken_ = false;  // after a timeout the peers' state is unknown: refuse further calls
+  bool broken_ = false;  // after a failed call the peers' state is unknown: refuse further calls
 
   using ProgramKey = std::tuple<Algorithm, std::size_t, std::size_t, bool>;
   std::map<ProgramKey, std::unique_ptr<Program>> programs_;

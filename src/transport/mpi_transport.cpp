@@ -42,6 +42,7 @@ class MpiTransport final : public Transport {
   Request irecv(int peer, int tag, void* buf, std::size_t bytes) override {
     const Request slot = allocate();
     auto [type, count] = message_type(bytes);
+    expect_[slot] = {peer, count, type};
     check(MPI_Irecv(buf, count, type, peer, tag, comm_, &reqs_[slot]), "MPI_Irecv from", peer);
     return slot;
   }
@@ -50,12 +51,26 @@ class MpiTransport final : public Transport {
     if (active_ == 0) return;
     int outcount = 0;
     indices_.resize(high_);
-    const int rc = MPI_Testsome(high_, reqs_.data(), &outcount, indices_.data(), MPI_STATUSES_IGNORE);
+    statuses_.resize(high_);
+    const int rc = MPI_Testsome(high_, reqs_.data(), &outcount, indices_.data(), statuses_.data());
     if (rc != MPI_SUCCESS) check(rc, "MPI_Testsome with", -1);
     if (outcount == MPI_UNDEFINED) return;
     for (int k = 0; k < outcount; ++k) {
-      done.push_back(indices_[k]);
-      release(indices_[k]);
+      const int slot = indices_[k];
+      // MPI accepts a shorter message into a longer receive; a collective must not.
+      if (expect_[slot].peer >= 0) {
+        int got = -1;
+        MPI_Get_count(&statuses_[k], expect_[slot].type, &got);
+        if (got != expect_[slot].count)
+          throw Error(Error::Code::Transport,
+                      "arlab: message size mismatch on rank " + std::to_string(rank_) + " over mpi: rank " +
+                          std::to_string(expect_[slot].peer) + " sent " +
+                          (got == MPI_UNDEFINED ? std::string("a different size") : std::to_string(got)) +
+                          " where " + std::to_string(expect_[slot].count) +
+                          " were expected (the ranks called allreduce with different arguments)");
+      }
+      done.push_back(slot);
+      release(slot);
     }
   }
 
@@ -75,9 +90,14 @@ class MpiTransport final : public Transport {
     if (!free_.empty()) {
       const Request r = free_.back();
       free_.pop_back();
+      expect_[r] = {};
       return r;
     }
-    if (high_ == static_cast<int>(reqs_.size())) reqs_.resize(reqs_.size() * 2 + 16, MPI_REQUEST_NULL);
+    if (high_ == static_cast<int>(reqs_.size())) {
+      reqs_.resize(reqs_.size() * 2 + 16, MPI_REQUEST_NULL);
+      expect_.resize(reqs_.size());
+    }
+    expect_[high_] = {};
     return high_++;
   }
 
@@ -123,6 +143,13 @@ class MpiTransport final : public Transport {
   int rank_ = 0, size_ = 1;
   std::vector<MPI_Request> reqs_;
   std::vector<int> indices_;
+  std::vector<MPI_Status> statuses_;
+  struct Expected {  // receives only: what the matching send must carry
+    int peer = -1;
+    int count = 0;
+    MPI_Datatype type = MPI_BYTE;
+  };
+  std::vector<Expected> expect_;
   std::vector<Request> free_;
   int high_ = 0, active_ = 0;
   std::map<std::size_t, MPI_Datatype> large_types_;

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "arlab/arlab.hpp"
@@ -71,6 +72,38 @@ TEST(Transports, CommunicatorsUsedAlternatelyNeverCrossMatch) {
   comms.clear();
   MPI_Comm_free(&reversed);
   EXPECT_TRUE(everywhere(ok));
+}
+
+TEST(Transports, MismatchedCountsFailOnEveryRankInsteadOfHanging) {
+  // Rank 0 asks for one more element than the others: messages differ in size. Every rank
+  // must get an Error (a size mismatch where it is seen, a timeout where a peer gave up)
+  // within a few timeouts, and the communicator then refuses further calls.
+  for (TransportKind t : {TransportKind::Mpi, TransportKind::Ucx, TransportKind::UcxRma}) {
+    if (!arlab::transport_available(t)) continue;
+    arlab::Options o;
+    o.transport = t;
+    o.timeout_s = 1;
+    arlab::Communicator comm(MPI_COMM_WORLD, o);
+    if (comm.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+    const std::size_t count = 4000 + (comm.rank() == 0 ? 1 : 0);
+    std::vector<float> x(count, 1.0f);
+    const double t0 = MPI_Wtime();
+    bool threw = false;
+    try {
+      comm.allreduce(x.data(), x.data(), count, DataType::Float32, ReduceOp::Sum, Algorithm::Ring);
+    } catch (const arlab::Error&) {
+      threw = true;
+    }
+    const double waited = MPI_Wtime() - t0;
+    bool refused = false;
+    try {
+      comm.allreduce(x.data(), x.data(), count, DataType::Float32, ReduceOp::Sum, Algorithm::Ring);
+    } catch (const arlab::Error& e) {
+      refused = std::string(e.what()).find("cannot be used again") != std::string::npos;
+    }
+    EXPECT_TRUE(everywhere(threw && refused && waited < 20))
+        << arlab::to_string(t) << ": threw " << threw << ", refused " << refused << ", waited " << waited << " s";
+  }
 }
 
 #ifdef ARLAB_HAVE_UCX
