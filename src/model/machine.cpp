@@ -35,20 +35,18 @@ Machine Machine::uniform(double alpha_us, double beta, double gamma) {
   return m;
 }
 
-// Fitted by hand to arlab-bench runs on the development machine (2 cores, Open MPI 4.1 over
-// shared memory, 2 ranks; docs/performance.md). alpha: the 8-byte recursive-doubling time (one
-// exchange, 0.2-0.3 us) plus the executor's own overhead. beta and gamma: from the 16-64 MiB
-// Rabenseifner and recursive-doubling times, whose difference isolates the reduction: the copy
-// through shared memory runs at ~5 GB/s, the float sum at ~5 GB/s of output once buffers
-// exceed the caches. topology/local.yaml holds the same numbers; arlab-calibrate (a later
-// tool) replaces them by a least-squares fit.
+// The numbers of topology/local.yaml: arlab-calibrate's least-squares fit on the development
+// machine (2 cores, Open MPI 4.1 over shared memory, 2 ranks) of exchanges through the executor
+// and of the CPU reducer's float sum and copy; docs/model.md, "arlab-calibrate". After
+// recalibrating, copy the file's numbers here (Topology.LocalFileEqualsTheBuiltInDefaults holds
+// the two equal). 1e-3 / bandwidth in GB/s is microseconds per byte.
 Machine Machine::local_default() {
   Machine m;
   m.name = "one shared-memory node (built-in defaults)";
   m.source = "built-in";
-  m.intra = m.inter = LinkCost{0.5, 1.0 / 5000.0};
-  m.reduce_us_per_byte = 1.0 / 5000.0;
-  m.copy_us_per_byte = 1.0 / 9000.0;
+  m.intra = m.inter = LinkCost{0.2757, 1e-3 / 8.896};
+  m.reduce_us_per_byte = 1e-3 / 21.85;
+  m.copy_us_per_byte = 1e-3 / 102.4;
   return m;
 }
 

@@ -1,0 +1,225 @@
+// arlab-calibrate: measures this machine's links and compute through arlab's own executor,
+// transport and CPU reducer, fits the cost model's alpha, beta and gamma by least squares, and
+// writes them as a topology file for arlab-model and ARLAB_TOPOLOGY.
+//
+//   mpirun -np 2 arlab-calibrate -t mpi -o topology/local.yaml --name local
+//
+// What the cost walk charges, and so what is measured (docs/model.md, "arlab-calibrate"):
+// a message costs alpha + bytes x beta of its link class, a reduction bytes x gamma. Every
+// all-reduce step has a rank send and receive at once, so alpha and beta are fitted to
+// *exchanges* (both directions busy) timed through the executor, its per-message overhead
+// included; ping-pong and streams are printed beside them. gamma and the copy rate are fitted
+// to the CpuReducer running on every rank at once, at cache-resident and larger sizes.
+// Nothing is fitted to all-reduce times.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "calibrate_measure.hpp"
+#include "calibrate_options.hpp"
+#include "calibrate_report.hpp"
+#include "calibrate_topology.hpp"
+#include "transport/mpi_transport.hpp"
+#ifdef ARLAB_HAVE_UCX
+#include "transport/ucx_transports.hpp"
+#endif
+
+namespace arlab::tool {
+namespace {
+
+constexpr std::size_t kStreamChunk = std::size_t{256} << 10;  // the executor's default chunk
+
+// An error every rank meets alike, before any communication: rank 0 reports it, all exit.
+struct Fail {
+  int status;
+  std::string message;
+};
+
+// Before MPI_Init, the launcher's rank: only rank 0 prints --help and flag errors.
+bool launcher_rank_zero() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* r = std::getenv(v)) return std::string(r) == "0";
+  return true;
+}
+
+std::unique_ptr<detail::Transport> make_transport(const CalibrateOptions& o, MPI_Comm comm, double timeout_s) {
+  switch (o.transport) {
+    case TransportKind::Mpi: return detail::make_mpi_transport(comm);
+#ifdef ARLAB_HAVE_UCX
+    case TransportKind::Ucx: return detail::make_ucx_transport(comm, timeout_s);
+    case TransportKind::UcxRma: return detail::make_ucx_rma_transport(comm, timeout_s);
+#endif
+    default: (void)timeout_s; break;
+  }
+  throw Fail{1, "transport '" + o.transport_name + "' is not built into this arlab (UCX was not found at build time)"};
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "unknown";
+}
+
+// "AMD EPYC, 2 cores": the model name from /proc/cpuinfo (Linux) and the cores this process may use.
+std::string cpu_text() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string model = "unknown CPU";
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("model name", 0) == 0 && l.find(':') != std::string::npos) {
+      model = l.substr(l.find_first_not_of(" \t", l.find(':') + 1));
+      break;
+    }
+  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
+  return buf;
+}
+
+std::string mpi_library() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(buf, &len);
+  const std::string s(buf, static_cast<std::size_t>(len));
+  return s.substr(0, std::min(s.find(','), s.find('\n')));
+}
+
+LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, const CalibrateOptions& o,
+                             const std::vector<std::size_t>& sizes) {
+  LinkCalibration l;
+  l.link_class = link_class;
+  l.rank_b = b;
+  l.sizes = sizes;
+  auto sweep = bench.sweep(0, b, sizes);
+  l.pingpong_us = std::move(sweep.pingpong_us);
+  l.exchange_us = std::move(sweep.exchange_us);
+  const std::vector<double> x(sizes.begin(), sizes.end());
+  l.pingpong = fit_line(x, l.pingpong_us);
+  l.exchange = fit_line(x, l.exchange_us);
+  l.stream_chunk = std::min(kStreamChunk, o.max_bytes);
+  l.stream_count = std::max<std::size_t>(1, o.max_bytes / l.stream_chunk);
+  const auto stream = bench.stream(0, b, l.stream_chunk, l.stream_count);
+  l.stream_one_way_GBps = stream.one_way_GBps;
+  l.stream_both_ways_GBps = stream.both_ways_GBps;
+  return l;
+}
+
+ComputeCalibration measure_compute(ComputeBench& bench, const CalibrateOptions& o, int ranks) {
+  ComputeCalibration k;
+  k.sizes = calibrate_sizes(o, sizeof(float));
+  k.concurrent_ranks = ranks;
+  auto sweep = bench.sweep(k.sizes);
+  k.reduce_us = std::move(sweep.reduce_us);
+  k.copy_us = std::move(sweep.copy_us);
+  const std::vector<double> x(k.sizes.begin(), k.sizes.end());
+  k.reduce = fit_line(x, k.reduce_us);
+  k.copy = fit_line(x, k.copy_us);
+  return k;
+}
+
+int run(const CalibrateOptions& o, int argc, char** argv) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) throw Fail{2, "needs at least 2 ranks: mpirun -np 2 arlab-calibrate ..."};
+  const int per_node = o.ranks_per_node ? o.ranks_per_node : size;
+  if (size % per_node != 0)
+    throw Fail{2, "--ranks-per-node " + std::to_string(per_node) + " does not divide the " + std::to_string(size) +
+                      " ranks into whole nodes"};
+
+  Calibration c;
+  c.host = host_name();
+  c.name = o.name.empty() ? c.host : o.name;
+  c.when = utc_now();
+  c.transport = o.transport_name;
+  c.mpi_library = mpi_library();
+  c.cpu = cpu_text();
+  c.command = "mpirun -np " + std::to_string(size) + " arlab-calibrate";
+  for (int i = 1; i < argc; ++i) c.command += std::string(" ") + argv[i];
+  c.ranks = size;
+  c.nodes = size / per_node;
+  c.ranks_per_node = per_node;
+  c.samples = o.samples;
+  c.sample_ms = o.sample_ms;
+
+  MPI_Comm control, comm;  // timing collectives, and the transport's own communicator
+  MPI_Comm_dup(MPI_COMM_WORLD, &control);
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  const double timeout_s = *Options{}.resolved().timeout_s;
+  const Timing timing{o.sample_ms, o.samples};
+  std::FILE* out = rank == 0 ? stdout : nullptr;
+  if (out) print_header(out, c);
+  {
+    auto transport = make_transport(o, comm, timeout_s);
+    LinkBench bench(*transport, control, timing, o.max_bytes, timeout_s);
+    const auto sizes = calibrate_sizes(o);
+    if (per_node >= 2) {
+      c.intra = measure_link(bench, "intra", 1, o, sizes);
+      if (out) print_link(out, *c.intra);
+    }
+    if (c.nodes >= 2) {
+      c.inter = measure_link(bench, "inter", per_node, o, sizes);
+      if (out) print_link(out, *c.inter);
+    }
+  }  // the transport's shutdown is collective: every rank is here
+  {
+    ComputeBench bench(control, timing, o.max_bytes);
+    c.compute = measure_compute(bench, o, size);
+  }
+  MPI_Comm_free(&comm);
+  MPI_Comm_free(&control);
+  if (!out) return 0;
+  print_compute(out, c.compute);
+  print_summary(out, c);
+  if (o.output) {
+    std::ofstream file(*o.output);
+    if (!(file << topology_yaml(c)) || !file.flush()) {
+      std::fprintf(stderr, "arlab-calibrate: cannot write '%s'\n", o.output->c_str());
+      return 1;
+    }
+    std::printf("# wrote %s\n", o.output->c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace arlab::tool
+
+int main(int argc, char** argv) {
+  using arlab::tool::CalibrateParse;
+  const CalibrateParse parsed = arlab::tool::parse_calibrate_options(argc, argv);
+  if (parsed.status != CalibrateParse::Status::Run) {
+    const bool help = parsed.status == CalibrateParse::Status::Help;
+    if (arlab::tool::launcher_rank_zero()) {
+      if (help) std::fputs(arlab::tool::calibrate_usage().c_str(), stdout);
+      else std::fprintf(stderr, "arlab-calibrate: %s\n", parsed.message.c_str());
+    }
+    return help ? 0 : 2;
+  }
+  MPI_Init(&argc, &argv);
+  int rank = 0, status = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    status = arlab::tool::run(parsed.options, argc, argv);
+  } catch (const arlab::tool::Fail& e) {
+    if (rank == 0) std::fprintf(stderr, "arlab-calibrate: %s\n", e.message.c_str());
+    status = e.status;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "arlab-calibrate: rank %d: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return status;
+}

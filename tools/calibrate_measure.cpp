@@ -1,0 +1,186 @@
+#include "calibrate_measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <memory>
+
+#include "schedule/schedule.hpp"
+
+namespace arlab::tool {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Runnable = std::function<void()>;
+
+// One thing to time: prepare(k) does k units' worth of work `units_per_k` times over.
+struct Probe {
+  std::function<Runnable(std::size_t)> prepare;
+  double units_per_k = 1;
+  std::size_t max_k = 1;
+};
+
+// The slowest rank's time of f(), in us.
+double timed(MPI_Comm comm, const Runnable& f) {
+  MPI_Barrier(comm);
+  const auto t0 = Clock::now();
+  f();
+  double t = std::chrono::duration<double, std::micro>(Clock::now() - t0).count(), slowest = 0;
+  MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return slowest;
+}
+
+// Per probe: two warm-up runs with k = 1 (the first pays first touch, connections and
+// registrations; the second picks k so that a sample lasts about timing.sample_ms), then
+// timing.samples rounds of one sample of every probe; the median per unit.
+std::vector<double> median_us(MPI_Comm comm, Timing timing, const std::vector<Probe>& probes) {
+  std::vector<Runnable> runs;
+  std::vector<double> units;
+  for (const Probe& p : probes) {
+    const Runnable once = p.prepare(1);
+    timed(comm, once);
+    const double warm = std::max(timed(comm, once), 0.01);
+    const auto k = static_cast<std::size_t>(
+        std::clamp(std::ceil(timing.sample_ms * 1e3 / warm), 1.0, static_cast<double>(p.max_k)));
+    runs.push_back(k == 1 ? once : p.prepare(k));
+    units.push_back(static_cast<double>(k) * p.units_per_k);
+  }
+  std::vector<std::vector<double>> t(probes.size());
+  for (int s = 0; s < timing.samples; ++s)
+    for (std::size_t i = 0; i < runs.size(); ++i) t[i].push_back(timed(comm, runs[i]));
+  std::vector<double> out;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    std::nth_element(t[i].begin(), t[i].begin() + t[i].size() / 2, t[i].end());
+    out.push_back(t[i][t[i].size() / 2] / units[i]);
+  }
+  return out;
+}
+
+constexpr std::size_t kMaxChain = 1 << 14;  // round trips or exchanges in one program
+constexpr std::size_t kMaxCalls = 1 << 20;  // reductions or copies in one sample
+
+}  // namespace
+
+LinkBench::LinkBench(detail::Transport& transport, MPI_Comm control, Timing timing, std::size_t max_bytes,
+                     double timeout_s)
+    : transport_(transport), executor_(transport, reducer_), control_(control), timing_(timing),
+      timeout_s_(timeout_s), send_(max_bytes, std::byte{1}), recv_(max_bytes, std::byte{0}) {}
+
+// Rank a's and rank b's steps; every other rank gets none. Sends read the send buffer
+// (Output), receives write the receive buffer (Scratch), as an algorithm receives into scratch.
+detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t bytes, std::size_t k) const {
+  using detail::Buffer;
+  detail::ScheduleBuilder s;
+  const int me = transport_.rank();
+  if (me != a && me != b) return s.finish();
+  const int peer = me == a ? b : a;
+  const detail::Region out{Buffer::Output, 0, bytes}, in{Buffer::Scratch, 0, bytes};
+  // A round starts when the previous round's send and receive have both completed, as an
+  // all-reduce step's reduction waits for both before the next step reuses the buffers.
+  detail::ScheduleBuilder::Deps last;
+  switch (pattern) {
+    case Pattern::PingPong:  // a: send, receive the echo; b: receive, echo
+      for (std::size_t i = 0; i < k; ++i) {
+        if (me == a) {
+          const auto sent = s.send(peer, out, last);
+          last = {sent, s.recv(peer, in, last)};
+        } else {
+          const auto got = s.recv(peer, in, last);
+          last = {got, s.send(peer, out, {got})};
+        }
+      }
+      break;
+    case Pattern::Exchange:  // both: send and receive at once
+      for (std::size_t i = 0; i < k; ++i) {
+        const auto sent = s.send(peer, out, last);
+        last = {sent, s.recv(peer, in, last)};
+      }
+      break;
+    case Pattern::Stream:
+    case Pattern::StreamBothWays:  // k messages at once, from and into consecutive chunks
+      for (std::size_t i = 0; i < k; ++i) {
+        if (me == a || pattern == Pattern::StreamBothWays) s.send(peer, {Buffer::Output, i * bytes, bytes});
+        if (me == b || pattern == Pattern::StreamBothWays) s.recv(peer, {Buffer::Scratch, i * bytes, bytes});
+      }
+      break;
+  }
+  auto sched = s.finish();
+  sched.scratch_count = pattern == Pattern::Stream || pattern == Pattern::StreamBothWays ? k * bytes : bytes;
+  return sched;
+}
+
+void LinkBench::run(const detail::Program& program, std::size_t bytes_used) {
+  const detail::Buffers buffers{nullptr, send_.data(), recv_.data()};
+  const detail::Call call{Algorithm::Ring, bytes_used, DataType::UInt8, ReduceOp::Sum, ReduceOp::Sum, 1,
+                          timeout_s_};
+  executor_.run(program, buffers, call);
+}
+
+LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& sizes) {
+  std::vector<Probe> probes;
+  for (std::size_t bytes : sizes)
+    for (Pattern pattern : {Pattern::PingPong, Pattern::Exchange})
+      probes.push_back({[this, pattern, a, b, bytes](std::size_t k) -> Runnable {
+                          auto p = std::make_shared<detail::Program>(
+                              detail::compile(schedule(pattern, a, b, bytes, k), transport_.size()));
+                          return [this, p, bytes] { run(*p, bytes); };
+                        },
+                        pattern == Pattern::PingPong ? 2.0 : 1.0, kMaxChain});
+  const auto t = median_us(control_, timing_, probes);
+  Sweep out;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    out.pingpong_us.push_back(t[2 * i]);
+    out.exchange_us.push_back(t[2 * i + 1]);
+  }
+  return out;
+}
+
+LinkBench::Stream LinkBench::stream(int a, int b, std::size_t chunk, std::size_t count) {
+  std::vector<Probe> probes;
+  for (Pattern pattern : {Pattern::Stream, Pattern::StreamBothWays}) {
+    auto p = std::make_shared<detail::Program>(
+        detail::compile(schedule(pattern, a, b, chunk, count), transport_.size()));
+    probes.push_back({[this, p, bytes = chunk * count](std::size_t k) -> Runnable {
+                        return [this, p, k, bytes] {
+                          for (std::size_t i = 0; i < k; ++i) run(*p, bytes);
+                        };
+                      },
+                      1.0, kMaxChain});
+  }
+  const auto t = median_us(control_, timing_, probes);
+  const auto bytes = static_cast<double>(chunk * count);
+  return {bytes / t[0] * 1e-3, bytes / t[1] * 1e-3};  // bytes per us -> GB/s
+}
+
+ComputeBench::ComputeBench(MPI_Comm control, Timing timing, std::size_t max_bytes)
+    : control_(control), timing_(timing), a_(max_bytes / sizeof(float), 1.0f), b_(a_.size(), 2.0f),
+      out_(a_.size(), 0.0f) {}
+
+ComputeBench::Sweep ComputeBench::sweep(const std::vector<std::size_t>& sizes) {
+  std::vector<Probe> probes;
+  for (std::size_t bytes : sizes) {
+    probes.push_back({[this, n = bytes / sizeof(float)](std::size_t k) -> Runnable {
+                        return [this, n, k] {
+                          for (std::size_t i = 0; i < k; ++i)
+                            reducer_.reduce(ReduceOp::Sum, DataType::Float32, a_.data(), b_.data(), out_.data(), n);
+                        };
+                      },
+                      1.0, kMaxCalls});
+    probes.push_back({[this, bytes](std::size_t k) -> Runnable {
+                        return [this, bytes, k] {
+                          for (std::size_t i = 0; i < k; ++i) reducer_.copy(a_.data(), out_.data(), bytes);
+                        };
+                      },
+                      1.0, kMaxCalls});
+  }
+  const auto t = median_us(control_, timing_, probes);
+  Sweep out;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    out.reduce_us.push_back(t[2 * i]);
+    out.copy_us.push_back(t[2 * i + 1]);
+  }
+  return out;
+}
+
+}  // namespace arlab::tool

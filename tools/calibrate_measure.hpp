@@ -1,0 +1,80 @@
+// arlab-calibrate's measurements. Links are timed through arlab's own Executor on the chosen
+// Transport, running small hand-built schedules (not all-reduces): so a message costs what it
+// costs inside an all-reduce, executor bookkeeping and the transport's per-message work
+// included. Compute is timed with the CpuReducer the executor uses.
+//
+// Every rank calls every function in the same order: ranks outside the measured pair run
+// empty programs (transports that number runs stay in step) and all join the collectives that
+// agree on iteration counts and gather times. A time is the median over samples of the slowest
+// rank's time, divided by the units in one sample; valid on every rank. Samples are taken in
+// rounds, one of every size per round, so that a burst of load on a shared machine spoils one
+// sample of many sizes rather than every sample of one.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "exec/executor.hpp"
+#include "reduce/reducer.hpp"
+#include "transport/transport.hpp"
+
+namespace arlab::tool {
+
+struct Timing {
+  double sample_ms = 20;  // iterations per sample are chosen to last about this long
+  int samples = 5;
+};
+
+class LinkBench {
+ public:
+  // Buffers hold `max_bytes` (send side) and as much again (receive side) per rank.
+  LinkBench(detail::Transport& transport, MPI_Comm control, Timing timing, std::size_t max_bytes,
+            double timeout_s);
+
+  struct Sweep {
+    std::vector<double> pingpong_us;  // one way: half of a round trip a -> b -> a
+    std::vector<double> exchange_us;  // a and b send each other the bytes at once, per exchange
+  };
+  Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes);
+
+  struct Stream {
+    double one_way_GBps = 0;    // a -> b
+    double both_ways_GBps = 0;  // a -> b and b -> a at once, per direction
+  };
+  // `count` messages of `chunk` bytes posted at once.
+  Stream stream(int a, int b, std::size_t chunk, std::size_t count);
+
+ private:
+  enum class Pattern { PingPong, Exchange, Stream, StreamBothWays };
+  detail::Schedule schedule(Pattern, int a, int b, std::size_t bytes, std::size_t k) const;
+  void run(const detail::Program& program, std::size_t bytes_used);
+
+  detail::Transport& transport_;
+  detail::CpuReducer reducer_;
+  detail::Executor executor_;
+  MPI_Comm control_;
+  Timing timing_;
+  double timeout_s_;
+  std::vector<std::byte> send_, recv_;
+};
+
+// Float sum and copy on every rank at once, as an all-reduce runs them: us per call.
+class ComputeBench {
+ public:
+  ComputeBench(MPI_Comm control, Timing timing, std::size_t max_bytes);
+  struct Sweep {
+    std::vector<double> reduce_us;  // out = a + b, three distinct buffers, `bytes` of output
+    std::vector<double> copy_us;
+  };
+  Sweep sweep(const std::vector<std::size_t>& sizes);
+
+ private:
+  detail::CpuReducer reducer_;
+  MPI_Comm control_;
+  Timing timing_;
+  std::vector<float> a_, b_, out_;
+};
+
+}  // namespace arlab::tool

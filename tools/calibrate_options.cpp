@@ -1,0 +1,229 @@
+#include "calibrate_options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <string_view>
+
+namespace arlab::tool {
+namespace {
+
+struct Flag {
+  const char* name;
+  const char* alias;    // a short form, or nullptr
+  const char* metavar;  // nullptr: takes no value
+  const char* help;
+  const char* default_text;
+};
+
+constexpr Flag kFlags[] = {
+    {"--transport", "-t", "NAME", "transport to measure: mpi, ucx or ucx-rma", "mpi"},
+    {"--output", "-o", "FILE", "write the fitted machine to FILE as a topology file (docs/model.md)",
+     "none: print only"},
+    {"--ranks-per-node", nullptr, "K",
+     "consecutive ranks form nodes of K ranks; measures the inter-node link when there are several nodes",
+     "every rank on one node"},
+    {"--sizes", nullptr, "MIN:MAX[:FACTOR]",
+     "message and buffer sizes in bytes from MIN to MAX, times FACTOR (integer >= 2) per step; K, M, G "
+     "suffixes are powers of 1024",
+     "8:64M:4; with --quick 8:256K:8"},
+    {"--name", nullptr, "NAME", "the machine's name in the topology file", "the host name"},
+    {"--quick", nullptr, nullptr, "short run for tests: 1 ms samples, 3 per size, sizes 8:256K:8",
+     "off: 20 ms samples, 5 per size"},
+    {"--help", "-h", nullptr, "print this help and exit", nullptr},
+};
+
+struct BadArgument {
+  std::string message;
+};
+
+[[noreturn]] void bad_value(std::string_view flag, std::string_view value, std::string_view expected) {
+  throw BadArgument{"bad value '" + std::string(value) + "' for " + std::string(flag) + ": expected " +
+                    std::string(expected)};
+}
+
+std::optional<std::size_t> parse_size(std::string_view s) {
+  std::uint64_t mult = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'k': case 'K': mult = std::uint64_t{1} << 10; break;
+      case 'm': case 'M': mult = std::uint64_t{1} << 20; break;
+      case 'g': case 'G': mult = std::uint64_t{1} << 30; break;
+      default: break;
+    }
+    if (mult != 1) s.remove_suffix(1);
+  }
+  std::uint64_t n = 0;
+  if (s.empty()) return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  if (n > std::numeric_limits<std::size_t>::max() / mult) return std::nullopt;
+  return static_cast<std::size_t>(n * mult);
+}
+
+void parse_sizes(CalibrateOptions& o, std::string_view flag, const std::string& v) {
+  constexpr const char* kExpected =
+      "MIN:MAX[:FACTOR] with 1 <= MIN < MAX <= 1G, sizes in bytes (K, M, G suffixes) and an integer FACTOR "
+      ">= 2, e.g. 8:64M:4";
+  std::vector<std::string> parts;
+  std::istringstream in(v);
+  for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
+  if (parts.size() < 2 || parts.size() > 3 || v.back() == ':') bad_value(flag, v, kExpected);
+  const auto lo = parse_size(parts[0]), hi = parse_size(parts[1]);
+  if (!lo || !hi || *lo == 0 || *lo >= *hi || *hi > (std::size_t{1} << 30)) bad_value(flag, v, kExpected);
+  std::size_t factor = 4;
+  if (parts.size() == 3) {
+    unsigned long long f = 0;
+    auto [end, ec] = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), f);
+    if (ec != std::errc{} || end != parts[2].data() + parts[2].size() || f < 2 || f > (1u << 20))
+      bad_value(flag, v, kExpected);
+    factor = static_cast<std::size_t>(f);
+  }
+  if (*lo * factor > *hi) bad_value(flag, v, std::string(kExpected) + " (at least two sizes: MIN x FACTOR <= MAX)");
+  o.min_bytes = *lo;
+  o.max_bytes = *hi;
+  o.factor = factor;
+}
+
+void apply(CalibrateOptions& o, const Flag& f, const std::string& v, bool& sizes_given) {
+  const std::string_view flag = f.name;
+  if (flag == "--transport") {
+    if (v == "mpi") o.transport = TransportKind::Mpi;
+    else if (v == "ucx") o.transport = TransportKind::Ucx;
+    else if (v == "ucx-rma") o.transport = TransportKind::UcxRma;
+    else bad_value(flag, v, "mpi, ucx or ucx-rma");
+    o.transport_name = v;
+  } else if (flag == "--output") {
+    if (v.empty()) bad_value(flag, v, "a file name");
+    o.output = v;
+  } else if (flag == "--ranks-per-node") {
+    int n = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc{} || end != v.data() + v.size() || n < 1 || n > (1 << 24))
+      bad_value(flag, v, "an integer from 1 to 16777216");
+    o.ranks_per_node = n;
+  } else if (flag == "--sizes") {
+    parse_sizes(o, flag, v);
+    sizes_given = true;
+  } else if (flag == "--name") {
+    if (v.empty() || v.find_first_of("\n\"\\") != std::string::npos)
+      bad_value(flag, v, "a non-empty name without newlines, quotes or backslashes");
+    o.name = v;
+  } else if (flag == "--quick") {
+    o.quick = true;
+  }
+}
+
+std::string flag_names() {
+  std::string out;
+  for (const Flag& f : kFlags) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
+}
+
+}  // namespace
+
+CalibrateParse parse_calibrate_options(int argc, const char* const* argv) {
+  CalibrateParse r;
+  bool sizes_given = false;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      std::string arg = argv[i];
+      std::string value;
+      bool inline_value = false;
+      if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg.resize(eq);
+        inline_value = true;
+      }
+      const Flag* flag = nullptr;
+      for (const Flag& f : kFlags)
+        if (arg == f.name || (f.alias && arg == f.alias)) flag = &f;
+      if (!flag) throw BadArgument{"unknown argument '" + std::string(argv[i]) + "'; flags: " + flag_names()};
+      arg = flag->name;
+      if (arg == "--help") {
+        r.status = CalibrateParse::Status::Help;
+        return r;
+      }
+      if (!flag->metavar) {
+        if (inline_value) throw BadArgument{arg + " takes no value"};
+        apply(r.options, *flag, "", sizes_given);
+        continue;
+      }
+      if (!inline_value) {
+        if (i + 1 >= argc) throw BadArgument{arg + " needs a value: " + flag->metavar + " (" + flag->help + ")"};
+        value = argv[++i];
+      }
+      apply(r.options, *flag, value, sizes_given);
+    }
+    if (r.options.quick) {
+      r.options.sample_ms = 1;
+      r.options.samples = 3;
+      if (!sizes_given) {
+        r.options.max_bytes = std::size_t{256} << 10;
+        r.options.factor = 8;
+      }
+    }
+  } catch (const BadArgument& e) {
+    r.status = CalibrateParse::Status::Error;
+    r.message = e.message;
+  }
+  return r;
+}
+
+std::string calibrate_usage() {
+  std::string out =
+      "usage: mpirun -np P arlab-calibrate [-t mpi|ucx|ucx-rma] [-o FILE] [--ranks-per-node K]\n"
+      "                                    [--sizes MIN:MAX[:FACTOR]] [--name NAME] [--quick]\n"
+      "\n"
+      "Measures, through arlab's own executor and transport, the latency and bandwidth of each link\n"
+      "class present (ranks 0 and 1 within a node; ranks 0 and K across nodes): ping-pong, exchange\n"
+      "(both directions at once, as every all-reduce step runs) and 256 KiB streams; and, on every\n"
+      "rank at once, the CPU reducer's float sum and local copy. Fits alpha + bytes x beta to the\n"
+      "exchange times and bytes x gamma to the reduction times by least squares (relative error,\n"
+      "every size alike), prints each fit with its residual, and with -o writes a topology file that\n"
+      "arlab-model and ARLAB_TOPOLOGY accept. Never fits to all-reduce times.\n"
+      "\n";
+  for (const Flag& f : kFlags) {
+    std::string head = "  ";
+    if (f.alias) head.append(f.alias).append(", ");
+    head.append(f.name);
+    if (f.metavar) head.append(" ").append(f.metavar);
+    if (head.size() < 30) head.resize(30, ' ');
+    else head.append("\n").append(30, ' ');
+    out.append(head).append(f.help);
+    if (f.default_text) out += " (default: " + std::string(f.default_text) + ")";
+    out += "\n";
+  }
+  out += "\nExit status: 0 on success, 1 when a measurement or the output file fails, 2 on a bad flag.\n";
+  return out;
+}
+
+std::vector<std::size_t> calibrate_sizes(const CalibrateOptions& o, std::size_t multiple) {
+  std::vector<std::size_t> out;
+  for (std::size_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
+    const std::size_t bytes = b / multiple * multiple;
+    if (bytes > 0 && (out.empty() || out.back() != bytes)) out.push_back(bytes);
+    if (b > std::numeric_limits<std::size_t>::max() / o.factor) break;
+  }
+  return out;
+}
+
+std::string size_text(double bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 3) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0 || std::fabs(bytes - std::round(bytes)) < 0.05)
+    std::snprintf(buf, sizeof buf, "%.0f %s", bytes, kUnits[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", bytes, kUnits[u]);
+  return buf;
+}
+
+}  // namespace arlab::tool

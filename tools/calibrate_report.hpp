@@ -1,0 +1,17 @@
+// arlab-calibrate's printed report: the measured times beside their fits, the residuals, and
+// the fitted alpha, beta and gamma.
+#pragma once
+
+#include <cstdio>
+
+#include "calibrate_topology.hpp"
+
+namespace arlab::tool {
+
+void print_header(std::FILE* out, const Calibration& c);
+void print_link(std::FILE* out, const LinkCalibration& l);
+void print_compute(std::FILE* out, const ComputeCalibration& k);
+// One line per fitted number, as the topology file has them.
+void print_summary(std::FILE* out, const Calibration& c);
+
+}  // namespace arlab::tool
