@@ -74,6 +74,7 @@ class UcxRmaTransport final : public Transport {
     ucx_.quiesce();
     for (auto& [k, rkey] : rkeys_) ucp_rkey_destroy(rkey);
     rkeys_.clear();
+    ucx_.close_endpoints();  // late callbacks still find ops_ alive
     cache_.clear();
     ucp_mem_unmap(ucx_.context(), flags_memh_);
   }

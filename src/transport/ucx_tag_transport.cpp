@@ -31,8 +31,9 @@ class UcxTagTransport final : public Transport {
       throw Error(Error::Code::Unavailable, "arlab: the ucx transport supports up to 2^20 ranks");
   }
   ~UcxTagTransport() override {
-    cancel_all();
+    if (active_ > 0) cancel_all();  // only after a failed call; then quiesce skips the barrier
     ucx_.quiesce();
+    ucx_.close_endpoints();  // late callbacks still find refs_ alive
   }
 
   int rank() const override { return ucx_.rank(); }
@@ -85,7 +86,12 @@ class UcxTagTransport final : public Transport {
     // cannot be recalled and finish or fail when the endpoints close.
     for (std::size_t i = 0; i < pending_.size(); ++i)
       if (pending_[i]) ucp_request_cancel(ucx_.worker(), pending_[i]);
-    for (int k = 0; k < 1000 && active_ > 0; ++k) ucp_worker_progress(ucx_.worker());
+    auto any_pending = [this] {
+      for (auto* r : pending_)
+        if (r) return true;
+      return false;
+    };
+    for (int k = 0; k < 1000 && any_pending(); ++k) ucp_worker_progress(ucx_.worker());
     ucx_.mark_broken();
     for (auto& ref : refs_) ref.live = false;
     completed_.clear();

@@ -168,8 +168,7 @@ void UcxWorker::quiesce() {
   }
 }
 
-UcxWorker::~UcxWorker() {
-  quiesce();
+void UcxWorker::close_endpoints() {
   for (auto& ep : endpoints_) {
     if (!ep) continue;
     ucp_request_param_t p{};
@@ -178,6 +177,11 @@ UcxWorker::~UcxWorker() {
     wait(ucp_ep_close_nbx(ep, &p), 1.0);
     ep = nullptr;
   }
+}
+
+UcxWorker::~UcxWorker() {
+  quiesce();
+  close_endpoints();
   ucp_worker_destroy(worker_);
   ucp_cleanup(context_);
 }

@@ -58,6 +58,9 @@ class UcxWorker {
   // timeout) for every rank to do the same. Owners call it before releasing remote keys and
   // registrations; the destructor calls it if they did not.
   void quiesce();
+  // Closes every endpoint without network traffic; outstanding requests complete (with an
+  // error) through their callbacks, so owners call it while those callbacks' state is alive.
+  void close_endpoints();
 
  private:
   ucp_ep_h connect(int peer);
