@@ -69,12 +69,19 @@ std::string format(T v) {
   return buf;
 }
 
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 // The value rank r holds at index i (only i mod kPeriod matters).
 int element_value(ReduceOp op, int r, std::size_t i) {
-  const int j = static_cast<int>(i % Checker::kPeriod);
-  const int r7 = r % 7;
-  const int base = (r7 * r7 + j) % 7 + (j / 7 + r % 3) % 3;
-  if (op == ReduceOp::Prod) return base % 5 == 0 ? 2 : 1;
+  const std::uint64_t j = i % Checker::kPeriod;
+  const int base = static_cast<int>(mix((static_cast<std::uint64_t>(r) << 32) + j + 0x9e3779b97f4a7c15ULL) % 9);
+  if (op == ReduceOp::Prod) return base < 2 ? 2 : 1;
   return 1 + base;
 }
 
@@ -127,21 +134,16 @@ T reduce_expected(ReduceOp op, int nranks, std::size_t j) {
 }
 
 // How far a correct floating result may be from the expected one: zero while every partial
-// sum is an exact integer; past that, a rounding per addition in any order; for avg one or
-// two more roundings (the division, or a multiplication by 1/ranks).
+// sum is an exact integer (`largest`, the largest sum at any index, bounds them all); past that,
+// a rounding per addition in any order; for avg one or two more roundings (the division, or a
+// multiplication by 1/ranks).
 template <class T>
-double tolerance(ReduceOp op, int nranks, double expected) {
+double tolerance(ReduceOp op, int nranks, double largest, double expected) {
   if constexpr (!kIsFloating<T>) {
     return 0;
   } else {
     if (op != ReduceOp::Sum && op != ReduceOp::Avg) return 0;
     const double eps = std::ldexp(1.0, 1 - kDigits<T>);
-    double largest = 0;  // the largest sum at any index bounds every partial sum
-    for (std::size_t j = 0; j < Checker::kPeriod; ++j) {
-      double sum = 0;
-      for (int r = 0; r < nranks; ++r) sum += element_value(op, r, j);
-      largest = std::max(largest, sum);
-    }
     const double mag = std::abs(expected);
     double tol = 0;
     if (largest > std::ldexp(1.0, kDigits<T>)) tol += (nranks - 1) * eps * mag;  // inexact sums
@@ -193,6 +195,12 @@ Checker::Checker(DataType type, ReduceOp op, int rank, int nranks)
       pattern_(kPeriod * size_of(type)),
       expected_(kPeriod * size_of(type)),
       tolerance_(kPeriod, 0.0) {
+  double largest = 0;
+  for (std::size_t j = 0; j < kPeriod; ++j) {
+    double sum = 0;
+    for (int r = 0; r < nranks; ++r) sum += element_value(op, r, j);
+    largest = std::max(largest, sum);
+  }
   dispatch(type, [&](auto tag) {
     using T = decltype(tag);
     static_assert(std::is_trivially_copyable_v<T>);
@@ -201,7 +209,7 @@ Checker::Checker(DataType type, ReduceOp op, int rank, int nranks)
       const T want = reduce_expected<T>(op, nranks, j);
       std::memcpy(pattern_.data() + j * sizeof(T), &mine, sizeof(T));
       std::memcpy(expected_.data() + j * sizeof(T), &want, sizeof(T));
-      if constexpr (kIsFloating<T>) tolerance_[j] = tolerance<T>(op, nranks, to_double(want));
+      if constexpr (kIsFloating<T>) tolerance_[j] = tolerance<T>(op, nranks, largest, to_double(want));
     }
   });
 }
@@ -250,6 +258,19 @@ std::size_t Checker::count_wrong(const void* buf, std::size_t count, Mismatch* f
     }
     return wrong;
   });
+}
+
+std::size_t Checker::count_changed(const void* buf, std::size_t count) const {
+  const std::size_t elem = size_of(type_);
+  const auto* got = static_cast<const unsigned char*>(buf);
+  std::size_t changed = 0;
+  for (std::size_t i = 0; i < count; i += kPeriod) {
+    const std::size_t n = std::min(kPeriod, count - i);
+    if (std::memcmp(got + i * elem, pattern_.data(), n * elem) == 0) continue;
+    for (std::size_t k = 0; k < n; ++k)
+      changed += std::memcmp(got + (i + k) * elem, pattern_.data() + k * elem, elem) != 0;
+  }
+  return changed;
 }
 
 }  // namespace arlab::bench

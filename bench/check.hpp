@@ -1,16 +1,18 @@
 // arlab-bench data: what each rank puts in its send buffer, and the check of the result.
 //
-// Element i of rank r holds a small integer that depends on r and on i mod kPeriod, so a
-// contribution that is missing, doubled or taken from the wrong index changes the result:
-//   base(r, i) = (r^2 + i) mod 7 + (i / 7 + r) mod 3                        in 0..8
-//   sum, avg, min, max: 1 + base                                           in 1..9
-//   prod:               2 if base mod 5 == 0 else 1   (a product of powers of two is exact)
-// With these values every partial sum is exact in every type up to 42 ranks (bfloat16 holds
-// integers up to 256; half up to 2048, 291 ranks); past that the check allows the rounding of
-// a sum in any order. A half product overflows to inf from 46 ranks on, on both sides.
-// The expected result folds the same values over the ranks with the
-// op's semantics: integers wrap (two's complement), avg = sum / ranks (integers: the wrapped
-// sum divided, truncated toward zero), floating results rounded to nearest even.
+// Element i of rank r holds a small integer drawn from a hash of (r, i mod kPeriod), kPeriod a
+// prime (1021), so a contribution that is missing, doubled, taken from another index or from
+// another rank changes the result (for sum and avg at almost every element; min and max cannot
+// see a doubled contribution, prod only where the value is 2). No power-of-two shift of a
+// chunk is a multiple of the period, and no two ranks share a pattern.
+//   sum, avg, min, max: 1..9
+//   prod:               2 with probability 2/9, else 1 (a product of powers of two is exact)
+// Partial sums stay exact integers in every type while they fit its significand (bfloat16: 256,
+// i.e. up to 28 ranks; half: 2048); past that the check allows the rounding of a sum in any
+// order. A half product overflows to inf on both sides alike.
+// The expected result folds the same values over the ranks with the op's semantics: integers
+// wrap (two's complement), avg = sum / ranks (integers: the wrapped sum divided, truncated
+// toward zero), floating results rounded to nearest even.
 #pragma once
 
 #include <arlab/arlab.hpp>
@@ -30,7 +32,7 @@ struct Mismatch {
 
 class Checker {
  public:
-  static constexpr std::size_t kPeriod = 21;
+  static constexpr std::size_t kPeriod = 1021;
 
   Checker(DataType type, ReduceOp op, int rank, int nranks);
 
@@ -44,6 +46,10 @@ class Checker {
   // Number of elements of buf (the all-reduce result) that differ from the expected value
   // beyond the rounding the arithmetic allows; the first one goes to *first when given.
   std::size_t count_wrong(const void* buf, std::size_t count, Mismatch* first) const;
+
+  // Number of elements of buf that no longer hold this rank's pattern (bitwise): an
+  // out-of-place call must leave its send buffer alone.
+  std::size_t count_changed(const void* buf, std::size_t count) const;
 
  private:
   DataType type_;

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <functional>
 #include <limits>
-#include <optional>
 #include <sstream>
 #include <string_view>
 
@@ -29,10 +27,7 @@ constexpr TransportKind kTransports[] = {TransportKind::Mpi, TransportKind::Ucx,
 template <class Enum, std::size_t N>
 std::string names_of(const Enum (&values)[N], std::string_view extra = {}) {
   std::string out;
-  for (Enum v : values) {
-    if (!out.empty()) out += ", ";
-    out += to_string(v);
-  }
+  for (Enum v : values) out += (out.empty() ? "" : ", ") + to_string(v);
   if (!extra.empty()) out += ", " + std::string(extra);
   return out;
 }
@@ -52,8 +47,7 @@ std::vector<std::string> split_commas(const std::string& s) {
   std::string item;
   std::istringstream in(s);
   while (std::getline(in, item, ',')) out.push_back(item);
-  if (!s.empty() && s.back() == ',') out.emplace_back();
-  if (s.empty()) out.emplace_back();
+  if (s.empty() || s.back() == ',') out.emplace_back();  // "" and "a," name an empty item
   return out;
 }
 
@@ -77,19 +71,13 @@ std::optional<std::size_t> parse_size(std::string_view s) {
   return static_cast<std::size_t>(n * mult);
 }
 
-std::optional<long long> parse_int(std::string_view s) {
-  long long n = 0;
-  if (s.empty()) return std::nullopt;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  return n;
-}
-
 int parse_bounded(std::string_view flag, std::string_view v, long long lo, long long hi,
                   std::string_view expected) {
-  auto n = parse_int(v);
-  if (!n || *n < lo || *n > hi) bad_value(flag, v, expected);
-  return static_cast<int>(*n);
+  long long n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || n < lo || n > hi)
+    bad_value(flag, v, expected);
+  return static_cast<int>(n);
 }
 
 bool parse_bool(std::string_view flag, std::string_view v) {
@@ -115,32 +103,74 @@ void push_unique(std::vector<T>& list, T v) {
   if (std::find(list.begin(), list.end(), v) == list.end()) list.push_back(v);
 }
 
+// A comma list of names or "all" (which adds `all` in order) into a list without repeats.
+template <class Enum, std::size_t N, class Parse>
+std::vector<Enum> parse_list(std::string_view flag, const std::string& v, const Enum (&values)[N],
+                             Parse parse, const std::vector<Enum>& all) {
+  std::vector<Enum> out;
+  for (const std::string& name : split_commas(v)) {
+    if (name == "all") {
+      for (Enum e : all) push_unique(out, e);
+    } else {
+      push_unique(out, parse_enum(flag, name, values, parse, "all"));
+    }
+  }
+  return out;
+}
+
+std::vector<TransportKind> available_transports() {
+  std::vector<TransportKind> out;
+  for (TransportKind t : kTransports)
+    if (transport_available(t)) out.push_back(t);
+  return out;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
 struct Flag {
   char short_name;          // 0: long only
   const char* long_name;
   const char* metavar;      // nullptr: takes no value
   const char* help;
-  const char* default_text;
+  const char* default_text; // nullptr: no default to show
 };
 
 constexpr Flag kFlags[] = {
     {'b', "minbytes", "SIZE", "smallest message size in bytes; K, M, G suffixes are powers of 1024", "8"},
     {'e', "maxbytes", "SIZE", "largest message size in bytes", "64M"},
-    {'f', "stepfactor", "N", "multiply the size by N (integer >= 2) between steps", "2"},
+    {'f', "stepfactor", "N", "multiply the size by N (integer >= 2) between steps; not with -i", "2"},
+    {'i', "stepbytes", "SIZE", "add SIZE bytes between steps instead of multiplying; not with -f",
+     "none: -f 2"},
     {'a', "algorithms", "LIST",
-     "comma list of algorithms (auto, ring, tree, recursive-doubling|rd, rabenseifner|rab, "
-     "hierarchical, mpi, nccl); 'all' = every schedule algorithm, the mpi baseline and auto",
+     "comma list of auto, ring, tree, recursive-doubling (rd), rabenseifner (rab), hierarchical, "
+     "mpi (MPI_Allreduce), nccl; 'all' = every one this build has (hierarchical and nccl only "
+     "where available)",
      "all"},
     {'d', "datatype", "TYPE",
-     "int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double", "float"},
-    {'o', "op", "OP", "sum, prod, min, max, avg", "sum"},
-    {'n', "iters", "N", "timed iterations per size and algorithm", "20"},
-    {'w', "warmup_iters", "N", "untimed iterations before timing", "5"},
-    {'c', "check", "0|1", "run once more outside the timed loop and count wrong elements", "1"},
-    {'t', "transport", "LIST", "comma list of transports (mpi, ucx, ucx-rma) or 'all'; one "
-     "communicator each", "mpi"},
-    {'z', "inplace", "[0|1]", "1 (or the bare flag): in place, send == recv; 0: out of place", "0"},
-    {0, "json", "FILE", "also write every row as a JSON array of records to FILE (rank 0)", "none"},
+     "int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, a comma list, or all",
+     "float"},
+    {'o', "op", "OP", "sum, prod, min, max, avg, a comma list, or all", "sum"},
+    {'n', "iters", "N", "timed iterations per size, algorithm, transport and section", "20"},
+    {'w', "warmup_iters", "N", "untimed iterations before each timed loop", "5"},
+    {'c', "check", "0|1", "1: one more call outside the timed loop, on fresh data, and count the "
+     "wrong elements (#wrong); 0: no check (#wrong N/A)", "1"},
+    {'t', "transport", "LIST", "comma list of mpi, ucx, ucx-rma, or all (every transport this "
+     "build has); one communicator each", "mpi"},
+    {'z', "inplace", "0|1", "0: both sections on each line, out-of-place then in-place (send == "
+     "recv), as nccl-tests prints them; 1 (or a bare -z): in place only", "0"},
+    {0, "ranks-per-node", "K", "model consecutive groups of K ranks as nodes (K must divide the "
+     "rank count): the cost model's machine gets nodes = ranks / K, with the topology's inter-node "
+     "link between them (its intra link when it describes one node)", "none: as the topology places them"},
+    {0, "topology", "FILE", "topology file (YAML, docs/model.md) for the cost model's pred column; "
+     "ARLAB_TOPOLOGY when not given", "built-in: one shared-memory node"},
+    {0, "json", "FILE", "write the header and one record per line and section as JSON (rank 0)", "none"},
+    {0, "csv", "FILE", "write the same records as CSV, with a header row (rank 0)", "none"},
+    {0, "plot", "FILE.png", "draw busbw and time against size with bench/plot.py (needs "
+     "python3-matplotlib; ARLAB_BENCH_PYTHON names the interpreter)", "none"},
+    {'q', "quiet", nullptr, "the table only: no header, notes or footer on stdout", nullptr},
+    {0, "progress", nullptr, "progress on stderr even when stderr is not a terminal", "only on a terminal"},
     {'h', "help", nullptr, "print this help and exit", nullptr},
 };
 
@@ -156,67 +186,65 @@ const Flag* find_long(std::string_view name) {
   return nullptr;
 }
 
-void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::string& v,
-           bool& algorithms_given) {
-  switch (f.short_name) {
-    case 'b':
-    case 'e': {
-      auto n = parse_size(v);
-      if (!n) bad_value(shown, v, "a size in bytes such as 8, 64K, 1M or 2G");
-      (f.short_name == 'b' ? o.min_bytes : o.max_bytes) = *n;
-      return;
-    }
-    case 'f':
-      o.factor = static_cast<std::size_t>(
-          parse_bounded(shown, v, 2, 1 << 20, "an integer >= 2"));
-      return;
-    case 'a': {
-      algorithms_given = true;
-      o.algorithms.clear();
-      for (const std::string& name : split_commas(v)) {
-        if (name == "all") {
-          for (Algorithm a : all_algorithms()) push_unique(o.algorithms, a);
-        } else {
-          push_unique(o.algorithms, parse_enum(shown, name, kAlgorithms, algorithm_from_string, "all"));
-        }
-      }
-      return;
-    }
-    case 'd':
-      o.dtype = parse_enum(shown, v, kDataTypes, datatype_from_string);
-      return;
-    case 'o':
-      o.op = parse_enum(shown, v, kOps, reduce_op_from_string);
-      return;
-    case 'n':
-      o.iters = parse_bounded(shown, v, 1, std::numeric_limits<int>::max(), "an integer >= 1");
-      return;
-    case 'w':
-      o.warmup = parse_bounded(shown, v, 0, std::numeric_limits<int>::max(), "an integer >= 0");
-      return;
-    case 'c':
-      o.check = parse_bool(shown, v);
-      return;
-    case 't':
-      o.transports.clear();
-      for (const std::string& name : split_commas(v)) {
-        if (name == "all") {
-          for (TransportKind t : kTransports) push_unique(o.transports, t);
-        } else {
-          push_unique(o.transports, parse_enum(shown, name, kTransports, transport_from_string, "all"));
-        }
-      }
-      return;
-    case 'z':
-      o.inplace = parse_bool(shown, v);
-      return;
-    case 0:  // --json
-      if (v.empty()) bad_value(shown, v, "a file name");
-      o.json_path = v;
-      return;
-    default:
-      return;
+struct Given {
+  bool algorithms = false, factor = false, step = false;
+};
+
+void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::string& v, Given& given) {
+  const std::string_view name = f.long_name;
+  if (name == "minbytes" || name == "maxbytes" || name == "stepbytes") {
+    auto n = parse_size(v);
+    if (!n || (name == "stepbytes" && *n == 0))
+      bad_value(shown, v, name == "stepbytes" ? "a size >= 1 in bytes such as 8, 64K or 1M"
+                                             : "a size in bytes such as 8, 64K, 1M or 2G");
+    if (name == "minbytes") o.min_bytes = *n;
+    if (name == "maxbytes") o.max_bytes = *n;
+    if (name == "stepbytes") o.step = *n, given.step = true;
+  } else if (name == "stepfactor") {
+    o.factor = static_cast<std::size_t>(parse_bounded(shown, v, 2, 1 << 20, "an integer from 2 to 1048576"));
+    given.factor = true;
+  } else if (name == "algorithms") {
+    given.algorithms = true;
+    o.algorithms = parse_list(shown, v, kAlgorithms, algorithm_from_string, all_algorithms());
+    const auto items = split_commas(v);
+    o.all_algorithms = std::find(items.begin(), items.end(), "all") != items.end();
+  } else if (name == "datatype") {
+    const std::vector<DataType> all(std::begin(kDataTypes), std::end(kDataTypes));
+    o.dtypes = parse_list(shown, v, kDataTypes, datatype_from_string, all);
+  } else if (name == "op") {
+    o.ops = parse_list(shown, v, kOps, reduce_op_from_string, std::vector<ReduceOp>(std::begin(kOps), std::end(kOps)));
+  } else if (name == "iters") {
+    o.iters = parse_bounded(shown, v, 1, 1000000, "an integer from 1 to 1000000");
+  } else if (name == "warmup_iters") {
+    o.warmup = parse_bounded(shown, v, 0, 1000000, "an integer from 0 to 1000000");
+  } else if (name == "check") {
+    o.check = parse_bool(shown, v);
+  } else if (name == "transport") {
+    o.transports = parse_list(shown, v, kTransports, transport_from_string, available_transports());
+  } else if (name == "inplace") {
+    const bool in_place_only = parse_bool(shown, v);
+    o.out_of_place = !in_place_only;
+    o.in_place = true;
+  } else if (name == "ranks-per-node") {
+    o.ranks_per_node = parse_bounded(shown, v, 1, 1 << 24, "an integer >= 1 that divides the rank count");
+  } else if (name == "topology" || name == "json" || name == "csv" || name == "plot") {
+    if (v.empty()) bad_value(shown, v, "a file name");
+    if (name == "plot" && !ends_with(v, ".png") && !ends_with(v, ".svg") && !ends_with(v, ".pdf"))
+      bad_value(shown, v, "a file name ending in .png, .svg or .pdf");
+    if (name == "topology") o.topology = v;
+    if (name == "json") o.json_path = v;
+    if (name == "csv") o.csv_path = v;
+    if (name == "plot") o.plot_path = v;
   }
+}
+
+// The flags without a value: -q, --progress, -h.
+ParseResult::Status apply_switch(BenchOptions& o, const Flag& f) {
+  const std::string_view name = f.long_name;
+  if (name == "help") return ParseResult::Status::Help;
+  if (name == "quiet") o.quiet = true;
+  if (name == "progress") o.progress = true;
+  return ParseResult::Status::Run;
 }
 
 }  // namespace
@@ -224,15 +252,15 @@ void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::st
 std::vector<Algorithm> all_algorithms() {
   std::vector<Algorithm> out;
   for (Algorithm a : schedule_algorithms()) push_unique(out, a);
-  push_unique(out, Algorithm::Mpi);
-  push_unique(out, Algorithm::Auto);
+  for (Algorithm a : {Algorithm::Hierarchical, Algorithm::Mpi, Algorithm::Nccl, Algorithm::Auto})
+    push_unique(out, a);
   return out;
 }
 
 ParseResult parse_options(int argc, const char* const* argv) {
   ParseResult result;
   BenchOptions& o = result.options;
-  bool algorithms_given = false;
+  Given given;
   try {
     for (int i = 1; i < argc; ++i) {
       std::string_view arg = argv[i];
@@ -253,34 +281,40 @@ ParseResult parse_options(int argc, const char* const* argv) {
         if (arg.size() > 2) value = std::string(arg.substr(arg[2] == '=' ? 3 : 2));
       }
       if (flag == nullptr) throw BadArgument{"unknown option '" + std::string(arg) + "' (see --help)"};
-      if (flag->metavar == nullptr) {  // --help
+      if (flag->metavar == nullptr) {
         if (value) throw BadArgument{shown + " takes no value"};
-        result.status = ParseResult::Status::Help;
-        return result;
+        if (apply_switch(o, *flag) == ParseResult::Status::Help) {
+          result.status = ParseResult::Status::Help;
+          return result;
+        }
+        continue;
       }
       if (!value) {
-        bool next_exists = i + 1 < argc;
+        const bool next_exists = i + 1 < argc;
         if (flag->short_name == 'z') {
-          // Optional value: "-z" alone means in place; "-z 0" / "-z 1" are explicit.
+          // Optional value: "-z" alone means in place only; "-z 0" / "-z 1" are explicit.
           std::string_view next = next_exists ? argv[i + 1] : "";
-          if (!next.empty() && next[0] != '-') {
-            value = std::string(next);
-            ++i;
-          } else {
-            value = "1";
-          }
+          value = !next.empty() && next[0] != '-' ? std::string(argv[++i]) : std::string("1");
         } else {
           if (!next_exists) throw BadArgument{"missing value for " + shown + " (" + flag->metavar + ")"};
           value = argv[++i];
         }
       }
-      apply(o, *flag, shown, *value, algorithms_given);
+      apply(o, *flag, shown, *value, given);
     }
-    if (!algorithms_given) o.algorithms = all_algorithms();
-    if (o.min_bytes > o.max_bytes) {
+    if (!given.algorithms) {
+      o.algorithms = all_algorithms();
+      o.all_algorithms = true;
+    }
+    if (given.factor && given.step)
+      throw BadArgument{"-f and -i exclude each other: -f N multiplies the size, -i SIZE adds to it"};
+    if (given.step) o.factor = 0;
+    if (o.min_bytes > o.max_bytes)
       throw BadArgument{"bad value: -b " + std::to_string(o.min_bytes) + " is larger than -e " +
                         std::to_string(o.max_bytes)};
-    }
+    if (o.step && (o.max_bytes - o.min_bytes) / o.step >= kMaxSizes)
+      throw BadArgument{"bad value '" + std::to_string(o.step) + "' for -i: more than " +
+                        std::to_string(kMaxSizes) + " sizes from -b to -e; expected a larger step"};
     if (o.algorithms.empty()) throw BadArgument{"no algorithm to run (-a)"};
     if (o.transports.empty()) throw BadArgument{"no transport to run (-t)"};
   } catch (const BadArgument& e) {
@@ -291,11 +325,13 @@ ParseResult parse_options(int argc, const char* const* argv) {
 }
 
 std::string usage() {
-  constexpr std::size_t kIndent = 28;
+  constexpr std::size_t kIndent = 30;
   std::ostringstream out;
   out << "usage: mpirun -np P arlab-bench [options]\n"
-         "Times arlab all-reduce over a range of message sizes for several algorithms, like\n"
-         "nccl-tests' all_reduce_perf. Rank 0 prints one row per size and algorithm.\n\n"
+         "Times arlab all-reduce over a range of message sizes for several algorithms and\n"
+         "transports, like nccl-tests' all_reduce_perf. Rank 0 prints one line per size,\n"
+         "algorithm and transport, with the out-of-place and in-place sections side by side,\n"
+         "the cost model's prediction (pred) and its error (err% = (pred - time) / time).\n\n"
          "options:\n";
   for (const Flag& f : kFlags) {
     std::string left = "  ";
@@ -308,15 +344,15 @@ std::string usage() {
     } else {
       out << "\n" << std::string(kIndent, ' ');
     }
-    std::string help = f.help;
-    if (f.default_text) help += std::string(" (default: ") + f.default_text + ")";
-    // Wrap at word boundaries to 80 columns.
-    std::istringstream words(help);
-    std::string word;
+    // Wrap at word boundaries to 90 columns; "(default: ...)" stays on one line.
+    std::istringstream in(f.help);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    if (f.default_text) words.push_back(std::string("(default: ") + f.default_text + ")");
     std::size_t column = kIndent;
     bool first = true;
-    while (words >> word) {
-      if (!first && column + 1 + word.size() > 80) {
+    for (const std::string& word : words) {
+      if (!first && column + 1 + word.size() > 90) {
         out << "\n" << std::string(kIndent, ' ');
         column = kIndent;
         first = true;
@@ -331,22 +367,34 @@ std::string usage() {
     }
     out << "\n";
   }
-  out << "\nExit status: 0 all rows correct, 1 wrong values or a failed algorithm, 2 bad arguments.\n";
+  out << "\nTiming: each call is timed between barriers; per call the slowest rank's time counts;\n"
+         "time is the average of those over the -n calls (--json and --csv add the min and max).\n"
+         "algbw = size / time (GB = 1e9 bytes); busbw = algbw x 2(p-1)/p, as nccl-tests.\n"
+         "\nEnvironment: ARLAB_BENCH_MIN_BUSBW=X fails the run (exit 1) when the best algorithm's\n"
+         "average busbw (GB/s, over every size and section) is below X. ARLAB_* knobs apply to\n"
+         "every communicator (README).\n"
+         "\nExit status: 0 every value correct; 1 wrong values (the sizes are named), a failed\n"
+         "algorithm or transport, nothing run, or busbw below ARLAB_BENCH_MIN_BUSBW; 2 bad\n"
+         "arguments, a bad topology file, or --plot without matplotlib.\n";
   return out.str();
 }
 
-std::vector<std::size_t> sweep_sizes(const BenchOptions& o) {
-  const std::size_t elem = size_of(o.dtype);
+std::vector<std::size_t> sweep_sizes(const BenchOptions& o, std::size_t elem) {
   std::vector<std::size_t> out;
   for (std::size_t s = o.min_bytes; s <= o.max_bytes;) {
-    std::size_t rounded = s / elem * elem;
+    const std::size_t rounded = s / elem * elem;
     if (rounded > 0 && (out.empty() || out.back() != rounded)) out.push_back(rounded);
-    if (s == 0) {
-      s = 1;  // -b 0: continue from one byte
-      continue;
+    if (o.step) {
+      if (s > o.max_bytes - o.step) break;
+      s += o.step;
+    } else {
+      if (s == 0) {
+        s = 1;  // -b 0: continue from one byte
+        continue;
+      }
+      if (s > o.max_bytes / o.factor) break;
+      s *= o.factor;
     }
-    if (s > o.max_bytes / o.factor) break;
-    s *= o.factor;
   }
   return out;
 }

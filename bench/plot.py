@@ -1,13 +1,21 @@
 #!/usr/bin/python3
 """Draw an arlab-bench sweep: bus bandwidth and time against message size.
 
-    arlab-bench ... --json sweep.json
-    /usr/bin/python3 bench/plot.py sweep.json [more.json ...] out.png
+    arlab-bench ... --json sweep.json            (or: arlab-bench ... --plot sweep.png)
+    /usr/bin/python3 bench/plot.py [options] sweep.json [more.json ...] out.png
 
-One line per algorithm (and transport, when the files hold several), the cost model's
-prediction dashed in the same colour where the bench recorded one. Top panel: bus bandwidth
-(GB/s, nccl-tests' algbw * 2(p-1)/p; algorithm bandwidth for a single rank, where busbw is
-zero) against size on a log2 axis. Bottom panel: time per call (us), log-log.
+Top panel: bus bandwidth (GB/s, nccl-tests' algbw x 2(p-1)/p; algorithm bandwidth for a single
+rank, where busbw is zero) against size, log2 axis. Bottom panel: time per call (us), log-log.
+One colour per algorithm, one marker per transport ("native" = the mpi/nccl baseline's own
+communication); the cost model's prediction as a dashed line in the algorithm's colour (the
+model does not depend on the transport, so one per algorithm; none for auto, whose prediction
+is its pick's). The output format follows the file name (.png, .svg, .pdf).
+
+options:
+  --inplace 0|1   which section to draw (default: out-of-place when the file has it)
+  --dtype TYPE    which type to draw when the file has several (default: the first)
+  --op OP         which op to draw when the file has several (default: the first)
+  --quiet         no "wrote ..." line
 
 Uses Debian's python3-matplotlib, hence /usr/bin/python3.
 """
@@ -20,7 +28,29 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FixedLocator, NullLocator  # noqa: E402
+
+# A fixed colour per algorithm, so every plot reads the same way (tab10 and black).
+COLORS = OrderedDict([
+    ("ring", "tab:blue"),
+    ("tree", "tab:orange"),
+    ("recursive-doubling", "tab:green"),
+    ("rabenseifner", "tab:red"),
+    ("hierarchical", "tab:brown"),
+    ("auto", "tab:purple"),
+    ("mpi", "black"),
+    ("nccl", "tab:olive"),
+])
+EXTRA_COLORS = ["tab:pink", "tab:cyan", "tab:gray"]
+# A marker per transport: (marker, filled).
+MARKERS = OrderedDict([
+    ("mpi", ("o", True)),
+    ("ucx", ("s", False)),
+    ("ucx-rma", ("^", True)),
+    ("native", ("D", False)),
+])
+EXTRA_MARKERS = [("v", True), ("P", True), ("X", True)]
 
 
 def size_label(n):
@@ -43,12 +73,21 @@ def busbw(size, time_us, ranks):
 
 
 def load(paths):
+    """Records from arlab-bench JSON files: {"arlab_bench": ..., "records": [...]} or a bare list."""
     records = []
     for path in paths:
-        with open(path) as f:
-            data = json.load(f)
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.exit(f"plot.py: {path}: {e}")
+        if isinstance(data, dict):
+            data = data.get("records")
         if not isinstance(data, list):
-            sys.exit(f"plot.py: {path}: expected a JSON array of records")
+            sys.exit(f"plot.py: {path}: expected arlab-bench --json output (records)")
+        for r in data:
+            r.setdefault("inplace", False)
+            r.setdefault("transport", "mpi")
         records.extend(data)
     if not records:
         sys.exit("plot.py: no records to plot")
@@ -59,24 +98,19 @@ def distinct(records, key):
     return list(OrderedDict.fromkeys(r.get(key) for r in records))
 
 
-def series_label(rec, vary):
-    label = rec["algorithm"]
-    extra = []
-    if "transport" in vary:
-        extra.append(rec["transport"])
-    if "ranks" in vary:
-        extra.append(f"p={rec['ranks']}")
-    if "inplace" in vary:
-        extra.append("in-place" if rec["inplace"] else "out-of-place")
-    if "dtype" in vary:
-        extra.append(rec["dtype"])
-    if "op" in vary:
-        extra.append(rec["op"])
-    return f"{label} ({', '.join(extra)})" if extra else label
+def pick_from(values, wanted, what):
+    if wanted is None:
+        return values[0]
+    if wanted not in values:
+        sys.exit(f"plot.py: no records with {what} {wanted}; the files have {', '.join(map(str, values))}")
+    return wanted
 
 
 def log2_ticks(sizes):
-    """Power-of-two ticks over the range, thinned to at most about 12 labels."""
+    """The sizes themselves when there are at most 14, else power-of-two ticks over the range,
+    thinned to at most about 12 labels."""
+    if len(sizes) <= 14:
+        return sorted(sizes)
     lo, hi = min(sizes), max(sizes)
     e_lo, e_hi = max(lo, 1).bit_length() - 1, max(hi, 1).bit_length() - 1  # floor(log2)
     if (1 << e_lo) < lo:
@@ -93,43 +127,98 @@ def log2_ticks(sizes):
     return ticks or [1 << e_lo]
 
 
+def style_maps(records):
+    colors, markers = OrderedDict(), OrderedDict()
+    for a in distinct(records, "algorithm"):
+        colors[a] = COLORS.get(a) or EXTRA_COLORS[len([c for c in colors if c not in COLORS]) % len(EXTRA_COLORS)]
+    for t in distinct(records, "transport"):
+        markers[t] = MARKERS.get(t) or EXTRA_MARKERS[len([m for m in markers if m not in MARKERS]) % len(EXTRA_MARKERS)]
+    return colors, markers
+
+
+def parse_args(argv):
+    opts = {"inplace": None, "dtype": None, "op": None, "quiet": False}
+    files = []
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-h", "--help"):
+            print(__doc__.strip())
+            sys.exit(0)
+        if a == "--quiet":
+            opts["quiet"] = True
+        elif a in ("--inplace", "--dtype", "--op"):
+            if i + 1 >= len(argv):
+                sys.exit(f"plot.py: {a} needs a value")
+            i += 1
+            v = argv[i]
+            if a == "--inplace":
+                if v not in ("0", "1"):
+                    sys.exit(f"plot.py: bad value '{v}' for --inplace: expected 0 or 1")
+                v = v == "1"
+            opts[a[2:]] = v
+        elif a.startswith("-"):
+            sys.exit(f"plot.py: unknown option '{a}' (see --help)")
+        else:
+            files.append(a)
+        i += 1
+    if len(files) < 2:
+        print(__doc__.strip(), file=sys.stderr)
+        sys.exit(2)
+    return opts, files[:-1], files[-1]
+
+
 def main(argv):
-    if len(argv) < 3 or argv[1] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0 if len(argv) > 1 and argv[1] in ("-h", "--help") else 2
-    records = load(argv[1:-1])
-    out = argv[-1]
+    opts, inputs, out = parse_args(argv)
+    records = load(inputs)
 
-    keys = ["transport", "ranks", "inplace", "dtype", "op"]
-    vary = {k for k in keys if len(distinct(records, k)) > 1}
+    # One section, type and op per figure; the title says which.
+    sections = distinct(records, "inplace")
+    inplace = pick_from(sections if opts["inplace"] is not None else sorted(sections), opts["inplace"], "inplace")
+    dtype = pick_from(distinct(records, "dtype"), opts["dtype"], "dtype")
+    op = pick_from(distinct(records, "op"), opts["op"], "op")
+    records = [r for r in records if r["inplace"] == inplace and r["dtype"] == dtype and r["op"] == op]
+    if not records:
+        sys.exit("plot.py: nothing left to plot after choosing the section, type and op")
 
+    many_ranks = len(distinct(records, "ranks")) > 1
+    colors, markers = style_maps(records)
     series = OrderedDict()
     for r in records:
-        series.setdefault(series_label(r, vary), []).append(r)
+        series.setdefault((r["algorithm"], r["transport"], r["ranks"]), []).append(r)
 
-    fig, (ax_bw, ax_t) = plt.subplots(2, 1, figsize=(12, 10), sharex=True)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    markers = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">"]
+    # Predictions of different algorithms often coincide (ring, tree and Rabenseifner on 2
+    # ranks): their dashes interleave, each algorithm's drawn where the others' gaps are.
+    predicted_algos = [a for a in colors if a != "auto" and any(
+        r["algorithm"] == a and r.get("predicted_us") for r in records)]
+    dash, gap = 4, 4 * max(len(predicted_algos) - 1, 1)
+
+    fig, (ax_bw, ax_t) = plt.subplots(2, 1, figsize=(12, 11), sharex=True)
     single_rank = all(r["ranks"] == 1 for r in records)
-    any_pred = False
+    predicted_drawn = set()
 
-    for k, (label, recs) in enumerate(series.items()):
+    for (algo, transport, ranks), recs in series.items():
         recs = sorted(recs, key=lambda r: r["size"])
-        color = colors[k % len(colors)]
-        marker = markers[k % len(markers)]
+        color = colors[algo]
+        marker, filled = markers[transport]
+        style = dict(color=color, marker=marker, markersize=5, linewidth=1.4,
+                     markerfacecolor=color if filled else "white", markeredgecolor=color)
         sizes = [r["size"] for r in recs]
-        bws = [busbw(r["size"], r["time_us"], r["ranks"]) for r in recs]
-        times = [r["time_us"] for r in recs]
-        ax_bw.plot(sizes, bws, color=color, marker=marker, markersize=4, linewidth=1.6, label=label)
-        ax_t.plot(sizes, times, color=color, marker=marker, markersize=4, linewidth=1.6, label=label)
+        ax_bw.plot(sizes, [busbw(r["size"], r["time_us"], r["ranks"]) for r in recs], **style)
+        ax_t.plot(sizes, [r["time_us"] for r in recs], **style)
 
+        # The model's prediction: the same for every transport, so once per algorithm.
+        if algo == "auto" or (algo, ranks) in predicted_drawn:
+            continue
         pred = [(r["size"], r["predicted_us"], r["ranks"]) for r in recs
                 if r.get("predicted_us") is not None and r["predicted_us"] > 0]
         if pred:
-            any_pred = True
+            predicted_drawn.add((algo, ranks))
             ps = [p[0] for p in pred]
-            ax_bw.plot(ps, [busbw(*p) for p in pred], color=color, linestyle="--", linewidth=1.1, alpha=0.8)
-            ax_t.plot(ps, [p[1] for p in pred], color=color, linestyle="--", linewidth=1.1, alpha=0.8)
+            offset = dash * predicted_algos.index(algo)
+            dashed = dict(color=color, linestyle=(offset, (dash, gap)), linewidth=2.0)
+            ax_bw.plot(ps, [busbw(*p) for p in pred], **dashed)
+            ax_t.plot(ps, [p[1] for p in pred], **dashed)
 
     # Keep the measurements readable when the model is far above them: clip the panel at
     # twice the best measured bandwidth and say so.
@@ -140,52 +229,60 @@ def main(argv):
     if top > 0 and predicted and max(predicted) > 2 * top:
         ax_bw.set_ylim(0, 2 * top)
         ax_bw.text(0.99, 0.98, f"predictions up to {max(predicted):.3g} GB/s clipped",
-                   transform=ax_bw.transAxes, ha="right", va="top", fontsize=8, color="gray")
+                   transform=ax_bw.transAxes, ha="right", va="top", fontsize=9, color="gray")
     else:
         ax_bw.set_ylim(bottom=0)
 
-    all_sizes = sorted({r["size"] for r in records})
-    ticks = log2_ticks(all_sizes)
+    ticks = log2_ticks(sorted({r["size"] for r in records}))
     for ax in (ax_bw, ax_t):
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xticks(ticks, [size_label(t) for t in ticks])
         ax.grid(True, which="major", linestyle=":", alpha=0.7)
-    ax_bw.set_ylabel("algorithm bandwidth (GB/s)" if single_rank else "bus bandwidth (GB/s)")
+        ax.tick_params(labelsize=10)
+    ax_bw.tick_params(axis="x", labelbottom=True)
+    ax_bw.set_ylabel("algorithm bandwidth (GB/s)" if single_rank else "bus bandwidth (GB/s)", fontsize=11)
     ax_t.set_yscale("log")
     ax_t.grid(True, which="minor", axis="y", linestyle=":", alpha=0.3)
-    ax_t.set_ylabel("time per call (us)")
-    ax_t.set_xlabel("message size")
-    ax_t.tick_params(axis="x", labelrotation=45)
-    ax_bw.tick_params(axis="x", labelbottom=True, labelrotation=45)
+    ax_t.set_ylabel("time per call (us)", fontsize=11)
+    ax_t.set_xlabel("message size (bytes, log scale)", fontsize=11)
+    ax_bw.set_title("bus bandwidth = size / time x 2(p-1)/p, higher is better" if not single_rank
+                    else "algorithm bandwidth = size / time, one rank, higher is better", fontsize=11)
+    ax_t.set_title("time per call: the slowest rank's, averaged over the timed calls; lower is better",
+                   fontsize=11)
 
-    handles, labels = ax_bw.get_legend_handles_labels()
-    if any_pred:
-        from matplotlib.lines import Line2D
-        handles.append(Line2D([], [], color="gray", linestyle="--"))
+    # Legend below the panels: colours name algorithms, markers name transports.
+    handles, labels = [], []
+    for algo, color in colors.items():
+        handles.append(Line2D([], [], color=color, linewidth=2.5))
+        labels.append(algo + (" (MPI_Allreduce)" if algo == "mpi" else ""))
+    for transport, (marker, filled) in markers.items():
+        handles.append(Line2D([], [], color="dimgray", marker=marker, linestyle="none", markersize=7,
+                              markerfacecolor="dimgray" if filled else "white"))
+        labels.append(f"over {transport}" + (" (the baseline's own)" if transport == "native" else ""))
+    if predicted_drawn:
+        handles.append(Line2D([], [], color="dimgray", linestyle=(0, (5, 3)), linewidth=1.8))
         labels.append("cost model prediction")
-    if len(handles) > 6:  # many lines: the legend goes beside the panel
-        ax_bw.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9,
-                     borderaxespad=0)
-    else:
-        ax_bw.legend(handles, labels, loc="upper left", fontsize=9, framealpha=0.9)
-    ax_bw.set_title("bus bandwidth = algbw x 2(p-1)/p (higher is better)" if not single_rank
-                    else "algorithm bandwidth, one rank (higher is better)", fontsize=10)
-    ax_t.set_title("time per call, slowest rank (lower is better)", fontsize=10)
+    ncol = 4 if len(handles) > 8 else len(handles)
+    fig.legend(handles, labels, loc="lower center", ncol=max(ncol, 1), fontsize=10, frameon=True,
+               title="colour: algorithm    marker: transport    dashed: model", title_fontsize=10)
 
     def one_or_mixed(key, fmt=str):
         values = distinct(records, key)
         return fmt(values[0]) if len(values) == 1 else "mixed " + key
 
     ranks = one_or_mixed("ranks", lambda p: f"{p} rank" + ("s" if p != 1 else ""))
-    placement = one_or_mixed("inplace", lambda z: "in-place" if z else "out-of-place")
-    transports = ", ".join(str(t) for t in distinct(records, "transport"))
-    fig.suptitle(f"arlab all-reduce: {ranks}, {one_or_mixed('dtype')} {one_or_mixed('op')}, "
-                 f"{placement}, transport {transports}", fontsize=13)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    print(f"plot.py: wrote {out} ({len(records)} records, {len(series)} lines)")
+    section = "in-place" if inplace else "out-of-place"
+    others = len(sections) > 1
+    fig.suptitle(f"arlab all-reduce: {ranks}, {dtype} {op}, {section}"
+                 + (" (in place: plot.py --inplace 1)" if others and not inplace else "")
+                 + (" (many rank counts: see legend)" if many_ranks else ""), fontsize=14)
+    rows = (len(handles) + ncol - 1) // max(ncol, 1)
+    fig.tight_layout(rect=(0, 0.021 * (rows + 1.6), 1, 0.97))
+    fig.savefig(out, dpi=110)
+    if not opts["quiet"]:
+        print(f"plot.py: wrote {out} ({len(records)} records, {len(series)} lines)")
     return 0
 
 

@@ -1,136 +1,81 @@
 #include "report.hpp"
 
-#include <cerrno>
-#include <cmath>
-#include <cstring>
+#include <string>
 
 namespace arlab::bench {
 namespace {
 
-// Column widths; the first column gives one character to the leading '#' of the header.
-constexpr int kSize = 13, kCount = 12, kType = 9, kOp = 6, kAlgo = 25, kTime = 11, kBw = 12,
-              kWrong = 7, kPred = 11;
+// Column widths. The first column gives one character to the heading's leading '#'.
+constexpr int kSize = 12, kCount = 11, kType = 9, kOp = 6, kTransport = 10, kAlgo = 25, kPred = 10;
+constexpr int kTime = 10, kBw = 7, kWrong = 7, kErr = 7;
+constexpr int kSectionWidth = kTime + 2 * kBw + kWrong + kErr;
+constexpr int kLeftWidth = kSize + kCount + kType + kOp + kTransport + kAlgo + kPred;
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+// Right-trimmed, so the heading has no trailing blanks.
+void put_line(std::FILE* out, std::string line) {
+  line.erase(line.find_last_not_of(' ') + 1);
+  std::fprintf(out, "%s\n", line.c_str());
 }
 
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+std::string cell(int width, const char* text) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%*s", width, text);
   return buf;
+}
+
+std::string centred(int width, const std::string& title) {
+  const int pad = width - static_cast<int>(title.size());
+  return std::string(static_cast<std::size_t>(pad / 2 + pad % 2), ' ') + title +
+         std::string(static_cast<std::size_t>(pad / 2), ' ');
+}
+
+void section_cells(std::FILE* out, const Line& l, const Section& s) {
+  const std::string wrong = s.wrong ? std::to_string(*s.wrong) : std::string("N/A");
+  char err[32] = "-";
+  if (auto e = err_pct(l, s)) std::snprintf(err, sizeof err, "%+.1f", *e);
+  std::fprintf(out, "%*.2f%*.2f%*.2f%*s%*s", kTime, s.time_us, kBw, s.algbw_GBps, kBw, s.busbw_GBps,
+               kWrong, wrong.c_str(), kErr, err);
 }
 
 }  // namespace
 
-double algbw_GBps(std::size_t bytes, double time_us) {
-  if (!(time_us > 0)) return 0;
-  return static_cast<double>(bytes) / (time_us * 1e3);  // bytes / (us * 1e-6) / 1e9
-}
-
-double busbw_GBps(double algbw, int ranks) {
-  if (ranks <= 1) return 0;
-  return algbw * 2.0 * (ranks - 1) / ranks;
-}
-
-std::string format_bytes(std::size_t bytes) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (unit < 4 && bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
+void print_heading(std::FILE* out, Sections z) {
+  const int sections = z.out_of_place + z.in_place;
+  std::string groups(kLeftWidth, ' ');
+  groups[0] = '#';
+  if (z.out_of_place) groups += centred(kSectionWidth, "out-of-place");
+  if (z.in_place) groups += centred(kSectionWidth, "in-place");
+  std::string names(1, '#'), units(1, '#');
+  names += cell(kSize - 1, "size") + cell(kCount, "count") + cell(kType, "type") + cell(kOp, "redop") +
+           cell(kTransport, "transport") + cell(kAlgo, "algorithm") + cell(kPred, "pred");
+  units += cell(kSize - 1, "(B)") + cell(kCount, "(elements)") + cell(kType, "") + cell(kOp, "") +
+           cell(kTransport, "") + cell(kAlgo, "") + cell(kPred, "(us)");
+  for (int k = 0; k < sections; ++k) {
+    names += cell(kTime, "time") + cell(kBw, "algbw") + cell(kBw, "busbw") + cell(kWrong, "#wrong") + cell(kErr, "err%");
+    units += cell(kTime, "(us)") + cell(kBw, "(GB/s)") + cell(kBw, "(GB/s)") + cell(kWrong, "") + cell(kErr, "");
   }
-  return std::to_string(bytes) + kUnits[unit];
-}
-
-void print_columns(std::FILE* out) {
-  std::fprintf(out, "#%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s\n", kSize - 1, "size(B)", kCount, "count",
-               kType, "type", kOp, "redop", kAlgo, "algorithm", kTime, "time(us)", kBw,
-               "algbw(GB/s)", kBw, "busbw(GB/s)", kWrong, "#wrong", kPred, "pred(us)");
+  put_line(out, groups);
+  put_line(out, names);
+  put_line(out, units);
   std::fflush(out);
 }
 
-void print_row(std::FILE* out, const Row& r) {
-  const std::string wrong = r.wrong ? std::to_string(*r.wrong) : std::string("N/A");
+void print_line(std::FILE* out, const Line& l, Sections z) {
   char pred[32] = "-";
-  if (r.predicted_us) std::snprintf(pred, sizeof pred, "%.2f", *r.predicted_us);
-  std::fprintf(out, "%*zu%*zu%*s%*s%*s%*.2f%*.2f%*.2f%*s%*s\n", kSize, r.size, kCount, r.count,
-               kType, to_string(r.dtype).c_str(), kOp, to_string(r.op).c_str(), kAlgo,
-               r.label.c_str(), kTime, r.time_us, kBw, r.algbw_GBps, kBw, r.busbw_GBps, kWrong,
-               wrong.c_str(), kPred, pred);
+  if (l.predicted_us) std::snprintf(pred, sizeof pred, "%.2f", *l.predicted_us);
+  std::fprintf(out, "%*zu%*zu%*s%*s%*s%*s%*s", kSize, l.size, kCount, l.count, kType, to_string(l.dtype).c_str(),
+               kOp, to_string(l.op).c_str(), kTransport, transport_label(l).c_str(), kAlgo, label(l).c_str(),
+               kPred, pred);
+  if (z.out_of_place) {
+    if (l.out_of_place) section_cells(out, l, *l.out_of_place);
+    else std::fprintf(out, "%*s", kSectionWidth, "failed");
+  }
+  if (z.in_place) {
+    if (l.in_place) section_cells(out, l, *l.in_place);
+    else std::fprintf(out, "%*s", kSectionWidth, "failed");
+  }
+  std::fprintf(out, "\n");
   std::fflush(out);
-}
-
-void print_averages(std::FILE* out, const std::vector<Row>& rows, const std::vector<Algorithm>& order) {
-  for (Algorithm a : order) {
-    double sum = 0;
-    int n = 0;
-    for (const Row& r : rows) {
-      if (r.algorithm != a) continue;
-      sum += r.busbw_GBps;
-      ++n;
-    }
-    if (n > 0) std::fprintf(out, "# Avg bus bandwidth %s: %.3f GB/s\n", to_string(a).c_str(), sum / n);
-  }
-  std::fflush(out);
-}
-
-std::string to_json(const std::vector<Row>& rows) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    out += i ? ",\n " : "\n ";
-    out += "{\"size\": " + std::to_string(r.size);
-    out += ", \"count\": " + std::to_string(r.count);
-    out += ", \"dtype\": " + json_string(to_string(r.dtype));
-    out += ", \"op\": " + json_string(to_string(r.op));
-    out += ", \"algorithm\": " + json_string(to_string(r.algorithm));
-    out += ", \"transport\": " + json_string(to_string(r.transport));
-    out += ", \"ranks\": " + std::to_string(r.ranks);
-    out += ", \"inplace\": " + std::string(r.inplace ? "true" : "false");
-    out += ", \"time_us\": " + json_number(r.time_us);
-    out += ", \"algbw_GBps\": " + json_number(r.algbw_GBps);
-    out += ", \"busbw_GBps\": " + json_number(r.busbw_GBps);
-    out += ", \"wrong\": " + (r.wrong ? std::to_string(*r.wrong) : std::string("null"));
-    out += ", \"predicted_us\": " + (r.predicted_us ? json_number(*r.predicted_us) : std::string("null"));
-    out += "}";
-  }
-  out += rows.empty() ? "]\n" : "\n]\n";
-  return out;
-}
-
-bool write_json(const std::string& path, const std::vector<Row>& rows, std::string* error) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    if (error) *error = std::strerror(errno);
-    return false;
-  }
-  const std::string text = to_json(rows);
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int saved = errno;
-  if (std::fclose(f) != 0 || !ok) {
-    if (error) *error = std::strerror(ok ? errno : saved);
-    return false;
-  }
-  return true;
 }
 
 }  // namespace arlab::bench

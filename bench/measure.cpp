@@ -1,0 +1,75 @@
+#include "measure.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace arlab::bench {
+
+Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, const Call& c, const Loop& loop,
+                void* send_buf, void* recv) {
+  const int rank = comm_rank(world), nranks = comm_size(world);
+  const void* send = c.in_place ? recv : send_buf;
+  auto once = [&] { comm.allreduce(send, recv, c.count, c.dtype, c.op, c.algorithm); };
+  Outcome out;
+
+  checker.fill(c.in_place ? recv : send_buf, c.count);
+  out.failure = agree(world, guarded([&] {
+                        for (int i = 0; i < loop.warmup; ++i) once();
+                      }));
+  if (out.failure) return out;
+
+  // A rank whose call fails keeps joining the barriers, so every rank makes the same
+  // collective calls; the others fail too (a timeout) and all agree below.
+  std::vector<double> local(static_cast<std::size_t>(loop.iters), 0.0), slowest(local.size(), 0.0);
+  std::optional<Failure> failed;
+  for (double& t : local) {
+    MPI_Barrier(world);
+    if (failed) continue;
+    const double t0 = MPI_Wtime();
+    failed = guarded(once);
+    t = MPI_Wtime() - t0;
+  }
+  if ((out.failure = agree(world, failed))) return out;
+  MPI_Reduce(local.data(), slowest.data(), loop.iters, MPI_DOUBLE, MPI_MAX, 0, world);
+
+  Section s;
+  if (rank == 0) {
+    double sum = 0;
+    for (double t : slowest) sum += t;
+    s.time_us = sum / loop.iters * 1e6;
+    s.min_us = *std::min_element(slowest.begin(), slowest.end()) * 1e6;
+    s.max_us = *std::max_element(slowest.begin(), slowest.end()) * 1e6;
+    s.algbw_GBps = algbw_GBps(c.count * size_of(c.dtype), s.time_us);
+    s.busbw_GBps = busbw_GBps(s.algbw_GBps, nranks);
+  }
+
+  if (loop.check) {
+    if (c.in_place) {
+      checker.fill(recv, c.count);
+    } else {
+      checker.fill(send_buf, c.count);
+      checker.poison(recv, c.count);  // a result left over from the timed calls cannot pass
+    }
+    if ((out.failure = agree(world, guarded(once)))) return out;
+    Mismatch first;
+    std::uint64_t mine = checker.count_wrong(recv, c.count, &first), wrong = 0;
+    std::optional<std::string> where;
+    if (mine > 0) where = "index " + std::to_string(first.index) + ": got " + first.got + ", expected " + first.expected;
+    if (!c.in_place) {
+      const std::uint64_t changed = checker.count_changed(send_buf, c.count);
+      if (changed > 0 && !where) where = std::to_string(changed) + " elements of the send buffer changed";
+      mine += changed;
+    }
+    MPI_Allreduce(&mine, &wrong, 1, MPI_UINT64_T, MPI_SUM, world);
+    s.wrong = wrong;
+    if (wrong > 0) {
+      if (auto agreed = agree_text(world, where))
+        out.first_wrong = "on rank " + std::to_string(agreed->first) + ", " + agreed->second;
+    }
+  }
+  out.section = s;
+  return out;
+}
+
+}  // namespace arlab::bench

@@ -1,0 +1,46 @@
+// arlab-bench: one timed loop (a section of a table line) on all ranks.
+//
+//   fill the send buffer (in place: the receive buffer) with this rank's pattern
+//   -w calls untimed
+//   -n calls, each between barriers: MPI_Barrier, t0, allreduce, t1
+//   -c 1: one more call on fresh data (out of place: the receive buffer first poisoned), then
+//         every element of the result checked, and out of place the send buffer too
+// Rank 0 gets, per call, the slowest rank's time, and reports their average, min and max.
+#pragma once
+
+#include <arlab/arlab.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "agree.hpp"
+#include "check.hpp"
+#include "results.hpp"
+
+namespace arlab::bench {
+
+struct Call {
+  Algorithm algorithm = Algorithm::Auto;
+  std::size_t count = 0;
+  DataType dtype = DataType::Float32;
+  ReduceOp op = ReduceOp::Sum;
+  bool in_place = false;
+};
+
+struct Loop {
+  int iters = 20, warmup = 5;
+  bool check = true;
+};
+
+struct Outcome {
+  std::optional<Section> section;   // every rank; the times are rank 0's
+  std::optional<Failure> failure;   // agreed: the same on every rank
+  std::string first_wrong;          // "on rank 1, index 5: got 3, expected 4" (every rank)
+};
+
+// Collective over `world`. `send` is only used out of place; both hold the largest size.
+Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, const Call& call, const Loop& loop,
+                void* send, void* recv);
+
+}  // namespace arlab::bench

@@ -1,0 +1,94 @@
+#include "model_setup.hpp"
+
+#include <unistd.h>
+
+#include <arlab/arlab.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "model/machine.hpp"   // the library's machine description (internal)
+#include "model/topology.hpp"
+
+namespace arlab::bench {
+namespace {
+
+std::string count_of(int n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+std::string yaml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out + "\"";
+}
+
+// GB/s from a cost in us per byte (beta or gamma).
+double GBps(double us_per_byte) { return us_per_byte > 0 ? 1.0 / (us_per_byte * 1e3) : 1e12; }
+
+std::string link(const detail::LinkCost& l) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "{ alpha_us: %.17g, bandwidth_GBps: %.17g }", l.alpha_us, GBps(l.us_per_byte));
+  return buf;
+}
+
+std::string to_yaml(const detail::Machine& m, int nodes, int per_node, int k) {
+  char buf[256];
+  std::string y = "# written by arlab-bench --ranks-per-node " + std::to_string(k) + " from " + m.source + "\n";
+  y += "name: " + yaml_string(m.name + ", " + count_of(k, "rank") + " per node") + "\n";
+  y += "nodes: " + std::to_string(nodes) + "\nranks_per_node: " + std::to_string(per_node) + "\n";
+  y += "links:\n  intra: " + link(m.intra) + "\n  inter: " + link(m.inter) + "\n";
+  std::snprintf(buf, sizeof buf, "reduce: { bandwidth_GBps: %.17g }\ncopy: { bandwidth_GBps: %.17g }\n",
+                GBps(m.reduce_us_per_byte), GBps(m.copy_us_per_byte));
+  return y + buf;
+}
+
+[[noreturn]] void bad(const std::string& message) { throw Error(Error::Code::InvalidArgument, message); }
+
+}  // namespace
+
+ModelSetup::~ModelSetup() {
+  if (!temporary.empty()) std::remove(temporary.c_str());
+}
+
+void setup_model(const std::optional<std::string>& topology_flag, int k, int nranks, ModelSetup& out) {
+  Options o;
+  o.topology = topology_flag;
+  out.topology = o.resolved().topology;  // the flag, else ARLAB_TOPOLOGY
+  const detail::Machine m = out.topology ? detail::load_topology(*out.topology) : detail::Machine::local_default();
+  out.name = m.name;
+  out.source = m.source;
+  const std::vector<int> placement = m.placement(nranks);  // throws when rank_to_node disagrees
+  out.nodes = static_cast<int>(std::set<int>(placement.begin(), placement.end()).size());
+  out.ranks_per_node = m.ranks_per_node > 0 ? std::min(m.ranks_per_node, nranks) : nranks;
+  if (k == 0) return;
+
+  if (nranks % k != 0)
+    bad("bad value '" + std::to_string(k) + "' for --ranks-per-node: expected a divisor of the rank count " +
+        std::to_string(nranks));
+  if (!m.rank_to_node.empty())
+    bad("--ranks-per-node cannot re-place the ranks of " + m.source + ": it places them itself (rank_to_node)");
+  out.nodes = nranks / k;
+  out.ranks_per_node = k;
+  out.note = "--ranks-per-node " + std::to_string(k) + ": " + count_of(out.nodes, "node") + " of " +
+             count_of(k, "rank") + ", joined by " +
+             (m.nodes > 1 ? std::string("the topology's inter-node link")
+                          : std::string("its intra-node link (it describes one node)"));
+
+  const char* dir = std::getenv("TMPDIR");
+  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/arlab-bench-topology-XXXXXX";
+  const int fd = mkstemp(path.data());
+  if (fd < 0) bad("--ranks-per-node: cannot create a temporary topology file in " + path);
+  const std::string yaml = to_yaml(m, out.nodes, k, k);
+  const bool ok = write(fd, yaml.data(), yaml.size()) == static_cast<ssize_t>(yaml.size());
+  close(fd);
+  out.temporary = path;
+  if (!ok) bad("--ranks-per-node: cannot write the temporary topology file " + path);
+  out.topology = path;
+  out.name = m.name + ", " + count_of(k, "rank") + " per node";
+}
+
+}  // namespace arlab::bench

@@ -1,0 +1,33 @@
+// arlab-bench footer: wrong values (and where), the average bus bandwidth of each algorithm x
+// transport, the fastest at each size against the model's pick, and the ARLAB_BENCH_MIN_BUSBW
+// verdict.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results.hpp"
+
+namespace arlab::bench {
+
+struct Summary {
+  std::uint64_t wrong = 0;               // wrong elements over every section
+  std::vector<std::string> wrong_where;  // "ring over ucx, float sum, in-place: 8B, 32B"
+  struct Average {
+    std::string series;                  // "ring over mpi"
+    double busbw_GBps = 0;               // over every size, type, op and section
+  };
+  std::vector<Average> averages;         // in the order the lines came
+  std::optional<Average> best;           // the highest average
+};
+
+Summary summarize(const std::vector<Line>&);
+
+// "# Out of bounds values", the averages and the fastest per size; `checked` says whether
+// -c 1 counted wrong values at all.
+void print_footer(std::FILE*, const Summary&, const std::vector<Line>&, bool checked);
+
+}  // namespace arlab::bench

@@ -1,0 +1,363 @@
+#include "sweep.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+
+#include "measure.hpp"
+#include "plot_runner.hpp"
+#include "records.hpp"
+#include "report.hpp"
+#include "summary.hpp"
+
+namespace arlab::bench {
+namespace {
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::optional<double> predicted_for(const Plan& plan, Algorithm a) {
+  for (const Plan::Candidate& c : plan.candidates)
+    if (c.algorithm == a) return c.predicted_us;
+  return std::nullopt;
+}
+
+}  // namespace
+
+int Bench::run(std::optional<double> min_busbw) {
+  std::size_t largest = 0, any = 0;
+  for (DataType t : o_.dtypes) {
+    sizes_[t] = sweep_sizes(o_, size_of(t));
+    any += sizes_[t].size();
+    for (std::size_t s : sizes_[t]) largest = std::max(largest, s);
+  }
+  if (any == 0) {
+    if (rank_ == 0)
+      std::fprintf(stderr, "arlab-bench: bad value: no size from -b %zu to -e %zu holds a whole element of the type\n",
+                   o_.min_bytes, o_.max_bytes);
+    return kExitUsage;
+  }
+  if (auto f = agree(world_, guarded([&] { setup_model(o_.topology, o_.ranks_per_node, nranks_, model_); }))) {
+    if (rank_ == 0) std::fprintf(stderr, "arlab-bench: %s\n", f->message.c_str());
+    return kExitUsage;
+  }
+  if (!prepare_outputs()) return kExitUsage;
+  const int hosts = count_hosts(world_);
+  recv_ = allocate(largest);
+  if (o_.out_of_place) send_ = allocate(largest);
+
+  if (!open_channels()) return kExitFailed;
+  choose_algorithms();
+  if (algorithms_.empty()) {
+    if (rank_ == 0) std::fprintf(stderr, "arlab-bench: nothing to run: %s\n", join(notes_, "; ").c_str());
+    return kExitFailed;
+  }
+
+  HeaderExtras x = extras();
+  if (rank_ == 0 && !o_.quiet) x.memcpy_GBps = memcpy_bandwidth_GBps();  // the others wait below
+  MPI_Barrier(world_);
+  info_.hosts = hosts;
+  fill_info();
+  if (rank_ == 0) {
+    if (!o_.quiet) print_header(stdout, info_, x);
+    print_heading(stdout, Sections{o_.out_of_place, o_.in_place});
+  }
+  progress_ = Progress(rank_ == 0 && (o_.progress || stderr_is_terminal()), stderr_is_terminal());
+  plan_progress();
+  sweep();
+  progress_.clear();
+  return finish(min_busbw);
+}
+
+// Rank 0 creates the --json and --csv files (a bad path fails before the sweep) and checks
+// that --plot can run; every rank learns the verdict.
+bool Bench::prepare_outputs() {
+  int ok = 1;
+  if (rank_ == 0) {
+    std::string error;
+    for (const std::string* path : {&o_.json_path, &o_.csv_path}) {
+      if (!ok || path->empty()) continue;
+      if (!write_file(*path, "", &error)) {
+        std::fprintf(stderr, "arlab-bench: cannot write %s %s: %s\n", path == &o_.json_path ? "--json" : "--csv",
+                     path->c_str(), error.c_str());
+        ok = 0;
+      }
+    }
+    json_path_ = o_.json_path;
+    if (ok && !o_.plot_path.empty()) {
+      if (std::string why; !plotter_ready(find_plotter(), &why)) {
+        std::fprintf(stderr, "arlab-bench: --plot %s: %s\n", o_.plot_path.c_str(), why.c_str());
+        ok = 0;
+      } else if (json_path_.empty()) {
+        const char* dir = std::getenv("TMPDIR");
+        json_path_ = std::string(dir && *dir ? dir : "/tmp") + "/arlab-bench-XXXXXX.json";
+        const int fd = mkstemps(json_path_.data(), 5);
+        if (fd < 0) {
+          std::fprintf(stderr, "arlab-bench: --plot: cannot create a temporary JSON file %s\n", json_path_.c_str());
+          ok = 0;
+        } else {
+          close(fd);
+        }
+      }
+    }
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, world_);
+  return ok != 0;
+}
+
+bool Bench::open_channels() {
+  for (TransportKind t : o_.transports) {
+    Options options;
+    options.transport = t;
+    options.topology = model_.topology;
+    std::unique_ptr<Communicator> comm;
+    if (auto f = agree(world_, guarded([&] { comm = std::make_unique<Communicator>(world_, options); }))) {
+      comm.reset();
+      const bool unavailable = f->code == Error::Code::Unavailable;
+      if (!unavailable) failed_.push_back("transport " + to_string(t) + ": " + f->message);
+      notes_.push_back((unavailable ? "skipped transport " : "failed transport ") + to_string(t) + ": " + f->message);
+      continue;
+    }
+    const Options& resolved = comm->options();
+    const TransportKind kind = resolved.transport;
+    const bool seen = std::any_of(channels_.begin(), channels_.end(), [&](const Channel& c) { return c.kind == kind; });
+    if (kind != t || seen) {
+      notes_.push_back("-t " + to_string(t) + " runs " + to_string(kind) + (kind != t ? " (ARLAB_TRANSPORT)" : "") +
+                       (seen ? ", measured already: skipped" : ""));
+      if (seen) continue;
+    }
+    Channel ch;
+    ch.kind = kind;
+    if (resolved.algorithm && *resolved.algorithm != Algorithm::Auto) ch.forced = resolved.algorithm;
+    ch.comm = std::move(comm);
+    channels_.push_back(std::move(ch));
+  }
+  if (!model_.temporary.empty()) {  // every communicator has read it
+    std::remove(model_.temporary.c_str());
+    model_.temporary.clear();
+  }
+  if (channels_.empty() && rank_ == 0)
+    std::fprintf(stderr, "arlab-bench: no transport could be used: %s\n", join(notes_, "; ").c_str());
+  return !channels_.empty();
+}
+
+// Drops the algorithms this build lacks: a call with no elements tells (collectively).
+void Bench::choose_algorithms() {
+  Communicator& comm = *channels_.front().comm;
+  std::vector<std::string> lacking;
+  for (Algorithm a : o_.algorithms) {
+    auto f = agree(world_, guarded([&] {
+                     comm.allreduce(recv_.get(), recv_.get(), 0, o_.dtypes.front(), o_.ops.front(), a);
+                   }));
+    if (!f) {
+      algorithms_.push_back(a);
+    } else if (f->code == Error::Code::Unavailable && o_.all_algorithms) {
+      lacking.push_back(to_string(a));
+    } else {
+      notes_.push_back("skipped " + to_string(a) + ": " + f->message);
+      if (f->code != Error::Code::Unavailable) failed_.push_back(to_string(a) + ": " + f->message);
+    }
+  }
+  if (!lacking.empty()) notes_.push_back("not in this build: " + join(lacking) + " (-a all runs what there is)");
+}
+
+HeaderExtras Bench::extras() const {
+  HeaderExtras x;
+  const std::vector<std::size_t>& first = sizes_.at(o_.dtypes.front());
+  char step[64];
+  if (o_.step) std::snprintf(step, sizeof step, "step %s", format_bytes(o_.step).c_str());
+  else std::snprintf(step, sizeof step, "factor %zu", o_.factor);
+  // The sizes that run (a factor sweep can stop short of -e), and the flags that made them.
+  x.sizes = (first.empty() ? std::string("none") : format_bytes(first.front()) + " to " + format_bytes(first.back())) +
+            " (" + std::to_string(first.size()) + " sizes" +
+            (o_.dtypes.size() > 1 ? " of " + to_string(o_.dtypes.front()) : std::string()) + ": -b " +
+            format_bytes(o_.min_bytes) + " -e " + format_bytes(o_.max_bytes) + ", " + step + ")";
+  x.sections = o_.out_of_place ? "out-of-place and in-place (-z 0)" : "in-place only (-z 1)";
+  x.model_note = model_.note;
+  const Options& opt = channels_.front().comm->options();
+  if (opt.chunk_bytes) x.settings = "chunk " + format_bytes(*opt.chunk_bytes);
+  if (opt.timeout_s) x.settings += (x.settings.empty() ? "" : ", ") + std::string("timeout ") + std::to_string(static_cast<long>(*opt.timeout_s)) + " s";
+  if (channels_.front().forced) x.notes.push_back("auto runs " + to_string(*channels_.front().forced) + " (ARLAB_ALGO)");
+  for (DataType t : o_.dtypes)
+    if (sizes_.at(t).empty()) x.notes.push_back("no size holds a whole " + to_string(t) + ": skipped");
+  x.notes.insert(x.notes.end(), notes_.begin(), notes_.end());
+  return x;
+}
+
+void Bench::fill_info() {
+  info_.version = version();
+  info_.ranks = nranks_;
+  info_.model_nodes = model_.nodes;
+  info_.model_ranks_per_node = model_.ranks_per_node;
+  info_.topology_name = model_.name;
+  info_.topology_source = model_.source;
+  for (const Channel& c : channels_) info_.transports.push_back(to_string(c.kind));
+  for (Algorithm a : algorithms_) info_.algorithms.push_back(to_string(a));
+  for (DataType t : o_.dtypes) info_.dtypes.push_back(to_string(t));
+  for (ReduceOp op : o_.ops) info_.ops.push_back(to_string(op));
+  info_.iters = o_.iters;
+  info_.warmup = o_.warmup;
+  info_.check = o_.check;
+  info_.timing = "each call timed between barriers; per call the slowest rank's time; the average over the " +
+                 std::to_string(o_.iters) + " calls (their min and max in --json and --csv)";
+}
+
+void Bench::plan_progress() {
+  std::size_t steps = 0;
+  double weight = 0;
+  const auto baselines = static_cast<std::size_t>(std::count_if(algorithms_.begin(), algorithms_.end(), is_baseline));
+  const std::size_t per_size =
+      (channels_.size() * (algorithms_.size() - baselines) + baselines) * (o_.out_of_place + o_.in_place);
+  for (DataType t : o_.dtypes)
+    for (std::size_t s : sizes_.at(t)) {
+      steps += per_size * o_.ops.size();
+      weight += static_cast<double>(per_size * o_.ops.size()) * step_weight(s);
+    }
+  progress_.plan(steps, weight);
+}
+
+void Bench::sweep() {
+  for (DataType dtype : o_.dtypes) {
+    for (ReduceOp op : o_.ops) {
+      const Checker checker(dtype, op, rank_, nranks_);
+      for (std::size_t size : sizes_.at(dtype)) {
+        std::optional<Plan> plan;  // rank 0: the same for every transport
+        if (rank_ == 0) {
+          try {
+            plan = channels_.front().comm->plan(size / size_of(dtype), dtype);
+          } catch (const std::exception&) {
+            // No model for this call: pred shows "-".
+          }
+        }
+        for (Channel& ch : channels_)
+          for (Algorithm a : algorithms_)
+            if (!is_baseline(a) || &ch == &channels_.front()) measure_line(ch, a, dtype, op, size, checker, plan);
+        write_outputs();
+      }
+    }
+  }
+}
+
+void Bench::measure_line(Channel& ch, Algorithm a, DataType dtype, ReduceOp op, std::size_t size,
+                         const Checker& checker, const std::optional<Plan>& plan) {
+  const double weight = step_weight(size);
+  const bool sections[] = {o_.out_of_place, o_.in_place};
+  if (std::find(ch.dropped.begin(), ch.dropped.end(), a) != ch.dropped.end()) {
+    for (bool run : sections)
+      if (run) progress_.forget(weight);
+    return;
+  }
+  Line line;
+  line.size = size;
+  line.count = size / size_of(dtype);
+  line.dtype = dtype;
+  line.op = op;
+  line.algorithm = a;
+  line.transport = ch.kind;
+  line.ranks = nranks_;
+  std::vector<std::string> wrong_notes;
+  bool failed = false;
+  for (int k = 0; k < 2; ++k) {
+    if (!sections[k]) continue;
+    const bool in_place = k == 1;
+    if (failed) {
+      progress_.forget(weight);
+      continue;
+    }
+    progress_.begin(format_bytes(size) + " " + to_string(dtype) + " " + to_string(op) + ": " + to_string(a) +
+                        " over " + (is_baseline(a) ? std::string("native") : to_string(ch.kind)) +
+                        (in_place ? ", in place" : ", out of place"),
+                    weight);
+    const Call call{a, line.count, dtype, op, in_place};
+    const Outcome r = measure(world_, *ch.comm, checker, call, Loop{o_.iters, o_.warmup, o_.check}, send_.get(), recv_.get());
+    progress_.end();
+    if (r.failure) {
+      drop(ch, a, size, *r.failure);
+      failed = true;
+      continue;
+    }
+    if (r.section->wrong) wrong_ += *r.section->wrong;
+    if (!r.first_wrong.empty())
+      wrong_notes.push_back(std::string("  first wrong value ") + (in_place ? "in place " : "out of place ") + r.first_wrong);
+    (in_place ? line.in_place : line.out_of_place) = r.section;
+  }
+  if (rank_ != 0 || (!line.in_place && !line.out_of_place)) return;
+  if (plan) {
+    line.model_pick = plan->algorithm;
+    if (a == Algorithm::Auto) {
+      line.pick = ch.forced.value_or(plan->algorithm);
+      line.predicted_us = predicted_for(*plan, *line.pick);
+    } else {
+      line.predicted_us = predicted_for(*plan, a);
+    }
+  } else if (a == Algorithm::Auto && ch.forced) {
+    line.pick = ch.forced;
+  }
+  progress_.clear();
+  print_line(stdout, line, Sections{o_.out_of_place, o_.in_place});
+  for (const std::string& n : wrong_notes) out(n.c_str());
+  lines_.push_back(line);
+}
+
+void Bench::drop(Channel& ch, Algorithm a, std::size_t size, const Failure& f) {
+  ch.dropped.push_back(a);
+  const std::string what = to_string(a) + " over " + (is_baseline(a) ? std::string("native") : to_string(ch.kind));
+  if (f.code == Error::Code::Unavailable) {
+    out(("skipped " + what + ": " + f.message).c_str());
+    return;
+  }
+  failed_.push_back(what + " at " + format_bytes(size) + ": " + f.message);
+  out(("failed " + what + " at " + format_bytes(size) + " (not run again): " + f.message).c_str());
+}
+
+void Bench::write_outputs() {
+  if (rank_ != 0 || output_failed_) return;
+  std::string error;
+  if (!json_path_.empty() && !write_file(json_path_, to_json(info_, lines_), &error)) {
+    std::fprintf(stderr, "arlab-bench: cannot write %s: %s\n", json_path_.c_str(), error.c_str());
+    output_failed_ = true;
+  }
+  if (!o_.csv_path.empty() && !write_file(o_.csv_path, to_csv(info_, lines_), &error)) {
+    std::fprintf(stderr, "arlab-bench: cannot write --csv %s: %s\n", o_.csv_path.c_str(), error.c_str());
+    output_failed_ = true;
+  }
+}
+
+int Bench::finish(std::optional<double> min_busbw) {
+  int status = wrong_ > 0 || !failed_.empty() ? kExitFailed : kExitOk;
+  if (rank_ == 0) {
+    const Summary s = summarize(lines_);
+    if (!o_.quiet) {
+      print_footer(stdout, s, lines_, o_.check);
+      for (const std::string& f : failed_) std::printf("# failed: %s\n", f.c_str());
+    }
+    for (const std::string& w : s.wrong_where) std::fprintf(stderr, "arlab-bench: wrong values: %s\n", w.c_str());
+    for (const std::string& f : failed_) std::fprintf(stderr, "arlab-bench: failed: %s\n", f.c_str());
+    if (lines_.empty()) {
+      std::fprintf(stderr, "arlab-bench: nothing ran\n");
+      status = kExitFailed;
+    }
+    if (min_busbw && s.best) {
+      char verdict[256];
+      const bool low = s.best->busbw_GBps < *min_busbw;
+      std::snprintf(verdict, sizeof verdict, "ARLAB_BENCH_MIN_BUSBW=%g: best average busbw %.3f GB/s (%s): %s",
+                    *min_busbw, s.best->busbw_GBps, s.best->series.c_str(), low ? "below, FAILED" : "OK");
+      if (!o_.quiet) std::printf("# %s\n", verdict);
+      if (low) {
+        std::fprintf(stderr, "arlab-bench: %s\n", verdict);
+        status = kExitFailed;
+      }
+    }
+    if (output_failed_) status = kExitFailed;
+    std::fflush(stdout);
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, world_);
+  return status;
+}
+
+}  // namespace arlab::bench
