@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: build, then sweep every algorithm (and the MPI_Allreduce baseline) from 8 B
-# to 64 MiB on local ranks under mpirun, print the table, and plot it to sweep.png.
+# The main job: build, then sweep every algorithm over every transport of this build (and the
+# MPI_Allreduce baseline) from 8 B to 64 MiB on local ranks under mpirun, print the table,
+# and plot it to sweep.png (data in sweep.json).
 # Usage: scripts/bench.sh [ranks] [extra arlab-bench flags...]   (default: 2 ranks)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,6 @@ np=${1:-2}
 shift || true
 flags=(--allow-run-as-root)
 if ((np > $(nproc))); then flags+=(--oversubscribe --mca mpi_yield_when_idle 1); fi
-mpirun "${flags[@]}" -np "$np" build/bench/arlab-bench -b 8 -e 64M -f 2 -a all --json sweep.json "$@"
-/usr/bin/python3 bench/plot.py sweep.json sweep.png
+mpirun "${flags[@]}" -np "$np" build/bench/arlab-bench -b 8 -e 64M -f 2 -a all -t all \
+  --json sweep.json --plot sweep.png "$@"
 echo "arlab: table above, data in sweep.json, plot in sweep.png"
