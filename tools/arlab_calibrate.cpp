@@ -9,7 +9,9 @@
 // all-reduce step has a rank send and receive at once, so alpha and beta are fitted to
 // *exchanges* (both directions busy) timed through the executor, its per-message overhead
 // included; ping-pong and streams are printed beside them. gamma and the copy rate are fitted
-// to the CpuReducer running on every rank at once, at cache-resident and larger sizes.
+// to the CpuReducer running on every rank at once, at cache-resident and larger sizes. Each is
+// fitted in two regimes, split where a size's working set reaches the node's cache (sysfs, or
+// --cache-bytes): a line in cache, and beyond it the same intercept with a bandwidth of its own.
 // Nothing is fitted to all-reduce times.
 #include <mpi.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@
 #include <string>
 #include <thread>
 
+#include "calibrate_cache.hpp"
 #include "calibrate_measure.hpp"
 #include "calibrate_options.hpp"
 #include "calibrate_report.hpp"
@@ -96,18 +99,20 @@ std::string mpi_library() {
   return s.substr(0, std::min(s.find(','), s.find('\n')));
 }
 
-LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, const CalibrateOptions& o,
-                             const std::vector<std::size_t>& sizes) {
+// Ranks 0 and b, `same_node` or not; a send and a receive buffer of n bytes on each.
+LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bool same_node,
+                             const CalibrateOptions& o, const std::vector<std::size_t>& sizes, double cache_bytes) {
   LinkCalibration l;
   l.link_class = link_class;
   l.rank_b = b;
   l.sizes = sizes;
+  for (std::size_t n : sizes) l.working_set.push_back((same_node ? 2.0 : 1.0) * 2.0 * static_cast<double>(n));
   auto sweep = bench.sweep(0, b, sizes);
   l.pingpong_us = std::move(sweep.pingpong_us);
   l.exchange_us = std::move(sweep.exchange_us);
   const std::vector<double> x(sizes.begin(), sizes.end());
-  l.pingpong = fit_line(x, l.pingpong_us);
-  l.exchange = fit_line(x, l.exchange_us);
+  l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes);
+  l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes);
   l.stream_chunk = std::min(kStreamChunk, o.max_bytes);
   l.stream_count = std::max<std::size_t>(1, o.max_bytes / l.stream_chunk);
   const auto stream = bench.stream(0, b, l.stream_chunk, l.stream_count);
@@ -116,16 +121,24 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, co
   return l;
 }
 
-ComputeCalibration measure_compute(ComputeBench& bench, const CalibrateOptions& o, int ranks) {
+// Every rank at once; the `per_node` ranks of a node share its cache: out = a + b touches 3n
+// bytes per rank, a copy 2n.
+ComputeCalibration measure_compute(ComputeBench& bench, const CalibrateOptions& o, int ranks, int per_node,
+                                   double cache_bytes) {
   ComputeCalibration k;
   k.sizes = calibrate_sizes(o, sizeof(float));
   k.concurrent_ranks = ranks;
+  k.ranks_per_node = per_node;
+  for (std::size_t n : k.sizes) {
+    k.reduce_working_set.push_back(3.0 * per_node * static_cast<double>(n));
+    k.copy_working_set.push_back(2.0 * per_node * static_cast<double>(n));
+  }
   auto sweep = bench.sweep(k.sizes);
   k.reduce_us = std::move(sweep.reduce_us);
   k.copy_us = std::move(sweep.copy_us);
   const std::vector<double> x(k.sizes.begin(), k.sizes.end());
-  k.reduce = fit_line(x, k.reduce_us);
-  k.copy = fit_line(x, k.copy_us);
+  k.reduce = fit_regimes(x, k.reduce_us, k.reduce_working_set, cache_bytes);
+  k.copy = fit_regimes(x, k.copy_us, k.copy_working_set, cache_bytes);
   return k;
 }
 
@@ -153,6 +166,14 @@ int run(const CalibrateOptions& o, int argc, char** argv) {
   c.ranks_per_node = per_node;
   c.samples = o.samples;
   c.sample_ms = o.sample_ms;
+  if (o.cache_bytes) {
+    c.cache_bytes = static_cast<double>(*o.cache_bytes);
+    c.cache_source = c.cache_bytes > 0 ? size_text(c.cache_bytes) + ", from --cache-bytes" : "--cache-bytes 0";
+  } else {
+    const NodeCache cache = node_cache();
+    c.cache_bytes = cache.bytes;
+    c.cache_source = cache.bytes > 0 ? cache.source : "the cache size is unknown (no sysfs, no sysconf)";
+  }
 
   MPI_Comm control, comm;  // timing collectives, and the transport's own communicator
   MPI_Comm_dup(MPI_COMM_WORLD, &control);
@@ -166,22 +187,22 @@ int run(const CalibrateOptions& o, int argc, char** argv) {
     LinkBench bench(*transport, control, timing, o.max_bytes, timeout_s);
     const auto sizes = calibrate_sizes(o);
     if (per_node >= 2) {
-      c.intra = measure_link(bench, "intra", 1, o, sizes);
-      if (out) print_link(out, *c.intra);
+      c.intra = measure_link(bench, "intra", 1, true, o, sizes, c.cache_bytes);
+      if (out) print_link(out, c, *c.intra);
     }
     if (c.nodes >= 2) {
-      c.inter = measure_link(bench, "inter", per_node, o, sizes);
-      if (out) print_link(out, *c.inter);
+      c.inter = measure_link(bench, "inter", per_node, false, o, sizes, c.cache_bytes);
+      if (out) print_link(out, c, *c.inter);
     }
   }  // the transport's shutdown is collective: every rank is here
   {
     ComputeBench bench(control, timing, o.max_bytes);
-    c.compute = measure_compute(bench, o, size);
+    c.compute = measure_compute(bench, o, size, per_node, c.cache_bytes);
   }
   MPI_Comm_free(&comm);
   MPI_Comm_free(&control);
   if (!out) return 0;
-  print_compute(out, c.compute);
+  print_compute(out, c);
   print_summary(out, c);
   if (o.output) {
     std::ofstream file(*o.output);

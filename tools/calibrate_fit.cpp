@@ -6,11 +6,37 @@
 
 namespace arlab::tool {
 
-LineFit fit_line(std::span<const double> x, std::span<const double> y) {
-  if (x.size() != y.size()) throw std::invalid_argument("fit_line: x and y differ in length");
-  const std::size_t n = x.size();
+namespace {
+
+void check(std::span<const double> x, std::span<const double> y) {
+  if (x.size() != y.size()) throw std::invalid_argument("fit: x and y differ in length");
   for (double v : y)
-    if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("fit_line: times must be positive");
+    if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("fit: times must be positive");
+}
+
+// R^2 of the times, rms and largest relative error of `f` over the points.
+void residuals(LineFit& f, std::span<const double> x, std::span<const double> y) {
+  const std::size_t n = x.size();
+  double mean = 0;
+  for (double v : y) mean += v / static_cast<double>(n);
+  double ss_res = 0, ss_tot = 0, rel2 = 0;
+  f.max_rel = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double e = y[i] - f.at(x[i]);
+    ss_res += e * e;
+    ss_tot += (y[i] - mean) * (y[i] - mean);
+    rel2 += (e / y[i]) * (e / y[i]);
+    f.max_rel = std::max(f.max_rel, std::fabs(e / y[i]));
+  }
+  f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
+  f.rms_rel = std::sqrt(rel2 / static_cast<double>(n));
+}
+
+}  // namespace
+
+LineFit fit_line(std::span<const double> x, std::span<const double> y) {
+  check(x, y);
+  const std::size_t n = x.size();
   if (n < 2 || std::all_of(x.begin(), x.end(), [&](double v) { return v == x[0]; }))
     throw std::invalid_argument("fit_line: needs at least two distinct sizes");
 
@@ -45,19 +71,51 @@ LineFit fit_line(std::span<const double> x, std::span<const double> y) {
     f.clamped = true;
   }
 
-  double mean = 0;
-  for (double v : y) mean += v / static_cast<double>(n);
-  double ss_res = 0, ss_tot = 0, rel2 = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double e = y[i] - f.at(x[i]);
-    ss_res += e * e;
-    ss_tot += (y[i] - mean) * (y[i] - mean);
-    rel2 += (e / y[i]) * (e / y[i]);
-    f.max_rel = std::max(f.max_rel, std::fabs(e / y[i]));
-  }
-  f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 1;
-  f.rms_rel = std::sqrt(rel2 / static_cast<double>(n));
+  residuals(f, x, y);
   return f;
+}
+
+LineFit fit_slope(std::span<const double> x, std::span<const double> y, double intercept) {
+  check(x, y);
+  if (x.empty()) throw std::invalid_argument("fit_slope: needs at least one size");
+  // Minimise sum ((y - intercept - slope x) / y)^2: slope = sum r (1 - intercept / y) / sum r^2, r = x / y.
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double r = x[i] / y[i];
+    num += r * (1 - intercept / y[i]);
+    den += r * r;
+  }
+  if (!(den > 0)) throw std::invalid_argument("fit_slope: needs a size above zero");
+  LineFit f;
+  f.points = x.size();
+  f.intercept = intercept;
+  f.slope = num / den;
+  residuals(f, x, y);
+  return f;
+}
+
+RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std::span<const double> working_set,
+                      double cache_bytes) {
+  check(x, y);
+  if (working_set.size() != x.size()) throw std::invalid_argument("fit_regimes: working sets differ in length");
+  RegimeFit r;
+  std::vector<double> xi, yi, xb, yb;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const bool beyond = cache_bytes > 0 && working_set[i] >= cache_bytes;
+    r.is_beyond.push_back(beyond);
+    (beyond ? xb : xi).push_back(x[i]);
+    (beyond ? yb : yi).push_back(y[i]);
+  }
+  const bool two = !xb.empty() && xi.size() >= 2 && std::any_of(xi.begin(), xi.end(), [&](double v) { return v != xi[0]; });
+  if (!two) {
+    r.in_cache = fit_line(x, y);
+    r.is_beyond.assign(x.size(), false);
+    return r;
+  }
+  r.cache_bytes = cache_bytes;
+  r.in_cache = fit_line(xi, yi);
+  r.beyond = fit_slope(xb, yb, r.in_cache.intercept);
+  return r;
 }
 
 }  // namespace arlab::tool

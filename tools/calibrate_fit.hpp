@@ -5,10 +5,15 @@
 // on the large ones, rather than letting the largest times decide both. An intercept the data
 // would put below zero is clamped to zero (a topology file needs alpha >= 0) and the slope
 // refitted through the origin.
+//
+// Two regimes (fit_regimes): sizes whose working set fits in the cache get their own line;
+// beyond it the same intercept and a slope of their own, fitted to those sizes alone.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
+#include <vector>
 
 namespace arlab::tool {
 
@@ -27,5 +32,25 @@ struct LineFit {
 // Fits y = intercept + x * slope (x in bytes, y in us, y > 0). Throws std::invalid_argument
 // for fewer than two distinct x, mismatched lengths, or a y that is not positive.
 LineFit fit_line(std::span<const double> x, std::span<const double> y);
+
+// Fits y = intercept + x * slope with the intercept given, minimising the relative error;
+// residuals as fit_line's (r2 of the times about their mean). Throws std::invalid_argument for
+// no points, mismatched lengths, or a y that is not positive.
+LineFit fit_slope(std::span<const double> x, std::span<const double> y, double intercept);
+
+// A line in cache and a slope beyond it. Point i is beyond when working_set[i] >= cache_bytes.
+struct RegimeFit {
+  double cache_bytes = 0;        // the split; 0 when there is one regime
+  LineFit in_cache;              // over the points in cache (over all, with one regime)
+  std::optional<LineFit> beyond; // in_cache.intercept + bytes * its own slope, over the others
+  std::vector<bool> is_beyond;   // per point
+
+  const LineFit& of(std::size_t i) const { return beyond && is_beyond[i] ? *beyond : in_cache; }
+};
+
+// With cache_bytes > 0, at least two distinct in-cache sizes and one beyond, two regimes;
+// otherwise one line over every point (fit_line), and `beyond` empty.
+RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std::span<const double> working_set,
+                      double cache_bytes);
 
 }  // namespace arlab::tool

@@ -31,6 +31,10 @@ constexpr Flag kFlags[] = {
      "suffixes are powers of 1024",
      "8:64M:4; with --quick 8:256K:8"},
     {"--name", nullptr, "NAME", "the machine's name in the topology file", "the host name"},
+    {"--cache-bytes", nullptr, "SIZE",
+     "a node's cache in bytes (K, M, G suffixes): sizes whose working set reaches it are fitted as the "
+     "beyond-cache regime; 0: one regime",
+     "the last-level cache from /sys/devices/system/cpu"},
     {"--quick", nullptr, nullptr, "short run for tests: 1 ms samples, 3 per size, sizes 8:256K:8",
      "off: 20 ms samples, 5 per size"},
     {"--help", "-h", nullptr, "print this help and exit", nullptr},
@@ -112,6 +116,10 @@ void apply(CalibrateOptions& o, const Flag& f, const std::string& v, bool& sizes
     if (v.empty() || v.find_first_of("\n\"\\") != std::string::npos)
       bad_value(flag, v, "a non-empty name without newlines, quotes or backslashes");
     o.name = v;
+  } else if (flag == "--cache-bytes") {
+    const auto n = parse_size(v);
+    if (!n) bad_value(flag, v, "a size in bytes (K, M, G suffixes), 0 for one regime");
+    o.cache_bytes = *n;
   } else if (flag == "--quick") {
     o.quick = true;
   }
@@ -176,15 +184,17 @@ CalibrateParse parse_calibrate_options(int argc, const char* const* argv) {
 std::string calibrate_usage() {
   std::string out =
       "usage: mpirun -np P arlab-calibrate [-t mpi|ucx|ucx-rma] [-o FILE] [--ranks-per-node K]\n"
-      "                                    [--sizes MIN:MAX[:FACTOR]] [--name NAME] [--quick]\n"
+      "                                    [--sizes MIN:MAX[:FACTOR]] [--name NAME] [--cache-bytes SIZE]\n"
+      "                                    [--quick]\n"
       "\n"
       "Measures, through arlab's own executor and transport, the latency and bandwidth of each link\n"
       "class present (ranks 0 and 1 within a node; ranks 0 and K across nodes): ping-pong, exchange\n"
       "(both directions at once, as every all-reduce step runs) and 256 KiB streams; and, on every\n"
       "rank at once, the CPU reducer's float sum and local copy. Fits alpha + bytes x beta to the\n"
       "exchange times and bytes x gamma to the reduction times by least squares (relative error,\n"
-      "every size alike), prints each fit with its residual, and with -o writes a topology file that\n"
-      "arlab-model and ARLAB_TOPOLOGY accept. Never fits to all-reduce times.\n"
+      "every size alike) in two regimes: sizes whose working set fits in the node's cache, and a\n"
+      "second bandwidth beyond it. Prints each fit with its residuals, and with -o writes a topology\n"
+      "file that arlab-model and ARLAB_TOPOLOGY accept. Never fits to all-reduce times.\n"
       "\n";
   for (const Flag& f : kFlags) {
     std::string head = "  ";

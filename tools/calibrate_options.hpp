@@ -19,6 +19,7 @@ struct CalibrateOptions {
   std::size_t max_bytes = std::size_t{64} << 20;
   std::size_t factor = 4;
   std::string name;                              // --name; "": the host name
+  std::optional<std::size_t> cache_bytes;        // --cache-bytes; none: the node's cache from sysfs
   bool quick = false;                            // --quick: few sizes, short samples
   double sample_ms = 20;                         // target length of one timed sample
   int samples = 5;                               // timed samples per size (the median is kept)

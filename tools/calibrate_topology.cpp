@@ -17,37 +17,74 @@ std::string format(const char* fmt, ...) {
   return buf;
 }
 
-std::string span(const std::vector<std::size_t>& sizes) {
-  if (sizes.empty()) return "no sizes";
-  return std::to_string(sizes.size()) + " sizes " + size_text(static_cast<double>(sizes.front())) + ".." +
-         size_text(static_cast<double>(sizes.back()));
+// "10 sizes 8 B..2 MiB": the sizes of one regime (all of them when `fit` has one).
+std::string span(const std::vector<std::size_t>& sizes, const RegimeFit& fit, bool beyond) {
+  std::vector<std::size_t> in;
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (i >= fit.is_beyond.size() || fit.is_beyond[i] == beyond) in.push_back(sizes[i]);
+  if (in.empty()) return "no sizes";
+  return std::to_string(in.size()) + (in.size() == 1 ? " size " : " sizes ") +
+         size_text(static_cast<double>(in.front())) +
+         (in.size() == 1 ? "" : ".." + size_text(static_cast<double>(in.back())));
 }
 
 std::string residual(const LineFit& f) {
   return format("R^2 %.4f, rms error %.1f%%, max %.1f%%", f.r2, 100 * f.rms_rel, 100 * f.max_rel);
 }
 
+// "in cache, 10 sizes 8 B..2 MiB" or, with one regime, "12 sizes 8 B..32 MiB".
+std::string in_cache_span(const std::vector<std::size_t>& sizes, const RegimeFit& fit) {
+  return (fit.beyond ? "in cache, " : "") + span(sizes, fit, false);
+}
+
+// The beyond-cache comment line and field, or nothing with one regime.
+std::string beyond_lines(const std::vector<std::size_t>& sizes, const RegimeFit& fit, const char* indent,
+                         const char* what) {
+  if (!fit.beyond) return "";
+  return std::string(indent) + "# Beyond the cache, " + span(sizes, fit, true) + ": " + what + ", " +
+         residual(*fit.beyond) + ".\n" + indent +
+         format("bandwidth_GBps_beyond_cache: %.4g\n", GBps(fit.beyond->slope));
+}
+
 std::string link_block(const LinkCalibration& l) {
   std::string o = "  " + l.link_class + ":\n";
   o += format("    # Exchange between ranks %d and %d (each sends and receives at once, as in every\n", l.rank_a,
               l.rank_b);
-  o += "    # all-reduce step), " + span(l.sizes) + ": t = alpha + bytes / bandwidth, " + residual(l.exchange) +
-       (l.exchange.clamped ? " (alpha clamped at 0)" : "") + ".\n";
+  o += "    # all-reduce step), " + in_cache_span(l.sizes, l.exchange) + ": t = alpha + bytes / bandwidth, " +
+       residual(l.exchange.in_cache) + (l.exchange.in_cache.clamped ? " (alpha clamped at 0)" : "") + ".\n";
   if (!l.pingpong_us.empty())
     o += format("    # Ping-pong, one way: %.3g us at %s; its own fit %.3g us + bytes / %.3g GB/s (%s).\n",
                 l.pingpong_us.front(), size_text(static_cast<double>(l.sizes.front())).c_str(),
-                l.pingpong.intercept, GBps(l.pingpong.slope), residual(l.pingpong).c_str());
+                l.pingpong.in_cache.intercept, GBps(l.pingpong.in_cache.slope), residual(l.pingpong.in_cache).c_str());
   o += format("    # Streams of %zu x %s messages: %.3g GB/s one way, %.3g GB/s per direction both ways.\n",
               l.stream_count, size_text(static_cast<double>(l.stream_chunk)).c_str(), l.stream_one_way_GBps,
               l.stream_both_ways_GBps);
-  o += format("    alpha_us: %.4g\n", l.exchange.intercept);
-  o += format("    bandwidth_GBps: %.4g\n", GBps(l.exchange.slope));
+  o += format("    alpha_us: %.4g\n", l.exchange.in_cache.intercept);
+  o += format("    bandwidth_GBps: %.4g\n", GBps(l.exchange.in_cache.slope));
+  o += beyond_lines(l.sizes, l.exchange, "    ", "t = alpha + bytes / bandwidth_beyond_cache");
+  return o;
+}
+
+std::string compute_block(const char* name, const char* what, const ComputeCalibration& k, const RegimeFit& fit) {
+  std::string o = std::string(name) + ":\n";
+  o += format("  # CpuReducer %s, on %d ranks at once, ", what, k.concurrent_ranks) + in_cache_span(k.sizes, fit) +
+       ":\n";
+  o += "  # t = bytes / bandwidth, " + residual(fit.in_cache) +
+       format("; a per-call cost of %.3g us is not modelled.\n", fit.in_cache.intercept);
+  o += format("  bandwidth_GBps: %.4g\n", GBps(fit.in_cache.slope));
+  o += beyond_lines(k.sizes, fit, "  ", "t = bytes / bandwidth_beyond_cache");
   return o;
 }
 
 }  // namespace
 
 double GBps(double us_per_byte) { return 1e-3 / us_per_byte; }
+
+bool Calibration::two_regimes() const {
+  bool any = compute.reduce.beyond || compute.copy.beyond;
+  for (const auto* l : {&intra, &inter}) any = any || (*l && (*l)->exchange.beyond);
+  return any;
+}
 
 std::string topology_yaml(const Calibration& c) {
   std::string o;
@@ -63,21 +100,20 @@ std::string topology_yaml(const Calibration& c) {
   o += "name: \"" + c.name + "\"\n";
   o += format("description: \"calibrated by arlab-calibrate: %d ranks over %s on %s\"\n", c.ranks,
               c.transport.c_str(), c.host.c_str());
-  o += format("nodes: %d\nranks_per_node: %d\nlinks:\n", c.nodes, c.ranks_per_node);
+  o += format("nodes: %d\nranks_per_node: %d\n", c.nodes, c.ranks_per_node);
+  if (c.two_regimes()) {
+    o += "# A node's cache, " + c.cache_source + ".\n"
+         "# Sizes whose working set reaches it (exchange: send and receive buffers on both ranks, 4n on\n"
+         "# one node; reduce 3n and copy 2n on every rank of the node) are fitted as the beyond-cache\n"
+         "# regime; an all-reduce runs at those rates when its input, output and scratch on all ranks\n"
+         "# of a node reach it (docs/model.md).\n";
+    o += format("cache_bytes: %.0f\n", c.cache_bytes);
+  }
+  o += "links:\n";
   if (c.intra) o += link_block(*c.intra);
   if (c.inter) o += link_block(*c.inter);
-  const ComputeCalibration& k = c.compute;
-  o += "reduce:\n";
-  o += format("  # CpuReducer float sum, out = a + b (bytes of output), on %d ranks at once, ", k.concurrent_ranks) +
-       span(k.sizes) + ":\n";
-  o += "  # t = bytes / bandwidth, " + residual(k.reduce) +
-       format("; a per-call cost of %.3g us is not modelled.\n", k.reduce.intercept);
-  o += format("  bandwidth_GBps: %.4g\n", GBps(k.reduce.slope));
-  o += "copy:\n";
-  o += format("  # CpuReducer copy (memcpy), on %d ranks at once, ", k.concurrent_ranks) + span(k.sizes) + ":\n";
-  o += "  # t = bytes / bandwidth, " + residual(k.copy) +
-       format("; a per-call cost of %.3g us is not modelled.\n", k.copy.intercept);
-  o += format("  bandwidth_GBps: %.4g\n", GBps(k.copy.slope));
+  o += compute_block("reduce", "float sum, out = a + b (bytes of output)", c.compute, c.compute.reduce);
+  o += compute_block("copy", "copy (memcpy)", c.compute, c.compute.copy);
   return o;
 }
 

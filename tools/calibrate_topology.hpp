@@ -12,23 +12,30 @@
 
 namespace arlab::tool {
 
+// Working sets (bytes the measured ranks of the busiest node touch, compared with the cache):
+// an exchange or ping-pong of n bytes uses a send and a receive buffer of n on each of the two
+// ranks (4n when both are on one node, 2n per node across nodes); a reduction out = a + b uses
+// 3n and a copy 2n on every rank of a node at once.
 struct LinkCalibration {
   std::string link_class;  // "intra" or "inter"
   int rank_a = 0, rank_b = 1;
   std::vector<std::size_t> sizes;
+  std::vector<double> working_set;  // per size
   std::vector<double> pingpong_us;  // one way, half a round trip
   std::vector<double> exchange_us;  // both ways at once
-  LineFit exchange;                 // what the file gets: alpha and beta
-  LineFit pingpong;                 // for comparison
+  RegimeFit exchange;               // what the file gets: alpha, beta, beta beyond the cache
+  RegimeFit pingpong;               // for comparison
   std::size_t stream_chunk = 0, stream_count = 0;
   double stream_one_way_GBps = 0, stream_both_ways_GBps = 0;  // per direction
 };
 
 struct ComputeCalibration {
   std::vector<std::size_t> sizes;
-  std::vector<double> reduce_us, copy_us;  // per call
-  LineFit reduce, copy;                    // slopes: gamma, copy cost per byte
-  int concurrent_ranks = 1;                // ranks computing at once while measured
+  std::vector<double> reduce_working_set, copy_working_set;  // per size
+  std::vector<double> reduce_us, copy_us;                    // per call
+  RegimeFit reduce, copy;  // slopes: gamma, copy cost per byte, in cache and beyond
+  int concurrent_ranks = 1;  // ranks computing at once while measured
+  int ranks_per_node = 1;    // of them, sharing one node's cache
 };
 
 struct Calibration {
@@ -38,8 +45,13 @@ struct Calibration {
   int ranks = 2, nodes = 1, ranks_per_node = 2;
   int samples = 5;
   double sample_ms = 20;
+  double cache_bytes = 0;    // the split between the regimes; 0: one regime
+  std::string cache_source;  // where cache_bytes comes from
   std::optional<LinkCalibration> intra, inter;
   ComputeCalibration compute;
+
+  // Whether any fit has a beyond-cache regime (then the file gets cache_bytes).
+  bool two_regimes() const;
 };
 
 // 1 / (us per byte) in GB/s.

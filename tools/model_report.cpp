@@ -38,6 +38,14 @@ void print_header(std::FILE* out, const detail::Machine& m, int ranks, const Mod
                m.intra.alpha_us, 1e-3 / m.intra.us_per_byte);
   if (used > 1) std::fprintf(out, "; inter %.2f us, %.4g GB/s", m.inter.alpha_us, 1e-3 / m.inter.us_per_byte);
   std::fprintf(out, "; reduce %.4g GB/s; copy %.4g GB/s\n", 1e-3 / m.reduce_us_per_byte, 1e-3 / m.copy_us_per_byte);
+  if (m.cache_bytes > 0) {
+    // The rates of a call whose working set on a node (input, output, scratch) fills the cache.
+    const detail::Machine b = m.at_working_set(m.cache_bytes);
+    std::fprintf(out, "# beyond the cache (a node's working set of %s or more): intra %.4g GB/s",
+                 human_bytes(m.cache_bytes).c_str(), 1e-3 / b.intra.us_per_byte);
+    if (used > 1) std::fprintf(out, "; inter %.4g GB/s", 1e-3 / b.inter.us_per_byte);
+    std::fprintf(out, "; reduce %.4g GB/s; copy %.4g GB/s\n", 1e-3 / b.reduce_us_per_byte, 1e-3 / b.copy_us_per_byte);
+  }
   std::fprintf(out,
                "# float elements, %s chunks; time: predicted us; busbw: bytes / time x 2(p-1)/p in GB/s; "
                "* marks the pick\n#\n",

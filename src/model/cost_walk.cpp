@@ -151,14 +151,27 @@ Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::
   return Walk(std::move(progs), machine, elem_size).run();
 }
 
+double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t count,
+                         std::size_t elem_size) {
+  std::vector<double> bytes;
+  bytes.reserve(ranks.size());
+  for (const auto& s : ranks) bytes.push_back(static_cast<double>(2 * count + s.scratch_count) * elem_size);
+  return machine.node_working_set(bytes);
+}
+
 Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine) {
-  std::vector<Program> progs;
-  progs.reserve(shape.nranks);
+  std::vector<Schedule> schedules;
+  schedules.reserve(shape.nranks);
   for (int r = 0; r < shape.nranks; ++r) {
     shape.rank = r;
-    progs.push_back(compile(algo.build(shape), shape.nranks));
+    schedules.push_back(algo.build(shape));
   }
-  return Walk(std::move(progs), machine, shape.elem_size).run();
+  const Machine rates =
+      machine.at_working_set(working_set_bytes(schedules, machine, shape.count, shape.elem_size));
+  std::vector<Program> progs;
+  progs.reserve(schedules.size());
+  for (auto& s : schedules) progs.push_back(compile(std::move(s), shape.nranks));
+  return Walk(std::move(progs), rates, shape.elem_size).run();
 }
 
 }  // namespace arlab::detail

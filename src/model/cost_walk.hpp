@@ -5,7 +5,8 @@
 // chunks pays alpha once per chain of dependent messages, not once per chunk); a reduction
 // costs bytes * gamma on the rank's compute unit. Steps start when their dependencies are done
 // and their resources are free. The prediction is when the last step finishes; its breakdown
-// follows the critical path. The walk is the only source of predicted times in arlab.
+// follows the critical path. The walk is the only source of predicted times in arlab; predict()
+// first picks the machine's in-cache or beyond-cache rates for the call's working set.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +28,17 @@ struct Cost {
 
 Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t elem_size);
 
-// Builds every rank's schedule of `algo` for `shape` (rank ignored) and walks it.
+// The bytes one all-reduce of `count` elements keeps in the cache of its busiest node: each
+// rank's input and output (count elements each, out of place) and its schedule's scratch,
+// summed over the ranks of a node (Machine::node_working_set). Repeated calls on the same
+// buffers cycle through exactly these; other data the program touches between calls is not
+// counted.
+double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t count,
+                         std::size_t elem_size);
+
+// Builds every rank's schedule of `algo` for `shape` (rank ignored), picks the machine's rates
+// for the call's working set (Machine::at_working_set: in cache or beyond it) and walks it.
+// walk_cost() walks schedules on the rates given, with no regime picked.
 Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine);
 
 }  // namespace arlab::detail

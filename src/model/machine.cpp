@@ -1,5 +1,7 @@
 #include "model/machine.hpp"
 
+#include <algorithm>
+
 #include "arlab/arlab.hpp"
 
 namespace arlab::detail {
@@ -25,6 +27,30 @@ std::vector<int> Machine::placement(int p) const {
   return node;
 }
 
+double Machine::node_working_set(const std::vector<double>& bytes_per_rank) const {
+  const auto node = placement(static_cast<int>(bytes_per_rank.size()));
+  std::vector<double> sum;
+  for (std::size_t r = 0; r < node.size(); ++r) {
+    const auto n = static_cast<std::size_t>(node[r]);
+    if (sum.size() <= n) sum.resize(n + 1, 0.0);
+    sum[n] += bytes_per_rank[r];
+  }
+  return sum.empty() ? 0.0 : *std::max_element(sum.begin(), sum.end());
+}
+
+Machine Machine::at_working_set(double working_set) const {
+  Machine m = *this;
+  m.cache_bytes = 0;
+  m.beyond_cache = {};
+  if (cache_bytes <= 0 || working_set < cache_bytes) return m;
+  const auto pick = [](double beyond, double in_cache) { return beyond > 0 ? beyond : in_cache; };
+  m.intra.us_per_byte = pick(beyond_cache.intra_us_per_byte, intra.us_per_byte);
+  m.inter.us_per_byte = pick(beyond_cache.inter_us_per_byte, inter.us_per_byte);
+  m.reduce_us_per_byte = pick(beyond_cache.reduce_us_per_byte, reduce_us_per_byte);
+  m.copy_us_per_byte = pick(beyond_cache.copy_us_per_byte, copy_us_per_byte);
+  return m;
+}
+
 Machine Machine::uniform(double alpha_us, double beta, double gamma) {
   Machine m;
   m.name = "uniform";
@@ -36,17 +62,20 @@ Machine Machine::uniform(double alpha_us, double beta, double gamma) {
 }
 
 // The numbers of topology/local.yaml: arlab-calibrate's least-squares fit on the development
-// machine (2 cores, Open MPI 4.1 over shared memory, 2 ranks) of exchanges through the executor
-// and of the CPU reducer's float sum and copy; docs/model.md, "arlab-calibrate". After
-// recalibrating, copy the file's numbers here (Topology.LocalFileEqualsTheBuiltInDefaults holds
-// the two equal). 1e-3 / bandwidth in GB/s is microseconds per byte.
+// machine (2 cores sharing a 32 MiB L3, Open MPI 4.1 over shared memory, 2 ranks) of exchanges
+// through the executor and of the CPU reducer's float sum and copy, in cache and beyond it;
+// docs/model.md, "arlab-calibrate". After recalibrating, copy the file's numbers here
+// (Topology.LocalFileEqualsTheBuiltInDefaults holds the two equal). 1e-3 / bandwidth in GB/s is
+// microseconds per byte.
 Machine Machine::local_default() {
   Machine m;
   m.name = "one shared-memory node (built-in defaults)";
   m.source = "built-in";
-  m.intra = m.inter = LinkCost{0.2757, 1e-3 / 8.896};
-  m.reduce_us_per_byte = 1e-3 / 21.85;
-  m.copy_us_per_byte = 1e-3 / 102.4;
+  m.intra = m.inter = LinkCost{0.3244, 1e-3 / 8.698};
+  m.reduce_us_per_byte = 1e-3 / 38.02;
+  m.copy_us_per_byte = 1e-3 / 114.7;
+  m.cache_bytes = 33554432;
+  m.beyond_cache = {1e-3 / 4.099, 1e-3 / 4.099, 1e-3 / 5.884, 1e-3 / 13.15};
   return m;
 }
 

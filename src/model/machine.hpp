@@ -2,6 +2,11 @@
 // of one node, and between nodes) each with a latency (alpha) and an inverse bandwidth (beta),
 // and the cost per byte of reducing or copying on a rank's device (gamma).
 //
+// Optionally a second regime: a node's caches hold cache_bytes; a call whose working set on a
+// node (every buffer its ranks there touch, node_working_set) reaches that runs at the slower
+// beyond-cache bandwidths. at_working_set() gives the machine with the rates for one call, which
+// the walk then charges as usual. Without cache_bytes every size runs at the one set of rates.
+//
 // Built-in machines come from uniform() (the textbook network of the closed forms) and
 // local_default(); topology files (model/topology.hpp, docs/model.md) fill the same struct.
 #pragma once
@@ -28,11 +33,25 @@ struct Machine {
   double reduce_us_per_byte = 0;  // gamma: per byte of output of a reduction
   double copy_us_per_byte = 0;    // per byte copied locally
 
+  // The second regime. 0 in a field: the same rate as in cache.
+  struct BeyondCache {
+    double intra_us_per_byte = 0, inter_us_per_byte = 0;
+    double reduce_us_per_byte = 0, copy_us_per_byte = 0;
+  };
+  double cache_bytes = 0;  // cache of one node; 0: no second regime
+  BeyondCache beyond_cache;
+
   // The rank count the description is written for (0 when it places any number of ranks).
   int ranks() const;
   // The node of each of `p` ranks. Block placement extends to any p (more nodes of the same
   // kind); an explicit placement throws Error(InvalidArgument) unless it names exactly p ranks.
   std::vector<int> placement(int p) const;
+
+  // The largest working set on any node: bytes_per_rank[r] summed over the ranks of each node.
+  double node_working_set(const std::vector<double>& bytes_per_rank) const;
+  // The machine a call with this node working set runs on: the beyond-cache rates when
+  // cache_bytes > 0 and working_set >= cache_bytes, else this machine; one regime either way.
+  Machine at_working_set(double working_set) const;
 
   // Every link alike: the machine of the textbook closed forms.
   static Machine uniform(double alpha_us, double beta_us_per_byte, double gamma_us_per_byte);

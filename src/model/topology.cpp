@@ -91,18 +91,45 @@ class Reader {
 };
 
 constexpr double kUsPerByteAtOneGBps = 1e-3;  // 1 GB/s = 10^9 B per 10^6 us
+constexpr const char* kBeyond = "bandwidth_GBps_beyond_cache";
 
-LinkCost link(const Reader& r, const YAML::Node& node, const std::string& what) {
-  const auto f = r.mapping(node, what, {"alpha_us", "bandwidth_GBps"}, {"alpha_us", "bandwidth_GBps"});
-  LinkCost c;
-  c.alpha_us = r.number(f.at("alpha_us"), what + ".alpha_us", true);
-  c.us_per_byte = kUsPerByteAtOneGBps / r.number(f.at("bandwidth_GBps"), what + ".bandwidth_GBps", false);
-  return c;
+// A rate in cache and, optionally, beyond it (0: the same), in us per byte. `beyond_at` is
+// where the beyond-cache value stands, for the check that the file has cache_bytes.
+struct Rate {
+  double in_cache = 0, beyond = 0;
+  bool has_beyond = false;
+  std::string beyond_name;  // "links.intra.bandwidth_GBps_beyond_cache"
+  YAML::Mark beyond_at;
+};
+
+Rate rate(const Reader& r, const std::map<std::string, YAML::Node>& f, const std::string& what) {
+  Rate out;
+  out.in_cache = kUsPerByteAtOneGBps / r.number(f.at("bandwidth_GBps"), what + ".bandwidth_GBps", false);
+  if (f.count(kBeyond)) {
+    out.has_beyond = true;
+    out.beyond_name = what + "." + kBeyond;
+    out.beyond_at = f.at(kBeyond).Mark();
+    out.beyond = kUsPerByteAtOneGBps / r.number(f.at(kBeyond), out.beyond_name, false);
+  }
+  return out;
 }
 
-double per_byte(const Reader& r, const YAML::Node& node, const std::string& what) {
-  const auto f = r.mapping(node, what, {"bandwidth_GBps"}, {"bandwidth_GBps"});
-  return kUsPerByteAtOneGBps / r.number(f.at("bandwidth_GBps"), what + ".bandwidth_GBps", false);
+struct Link {
+  LinkCost cost;
+  Rate rate;
+};
+
+Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
+  const auto f = r.mapping(node, what, {"alpha_us", "bandwidth_GBps", kBeyond}, {"alpha_us", "bandwidth_GBps"});
+  Link l;
+  l.cost.alpha_us = r.number(f.at("alpha_us"), what + ".alpha_us", true);
+  l.rate = rate(r, f, what);
+  l.cost.us_per_byte = l.rate.in_cache;
+  return l;
+}
+
+Rate per_byte(const Reader& r, const YAML::Node& node, const std::string& what) {
+  return rate(r, r.mapping(node, what, {"bandwidth_GBps", kBeyond}, {"bandwidth_GBps"}), what);
 }
 
 // rank_to_node: every rank's node, each node holding ranks_per_node ranks.
@@ -132,8 +159,8 @@ constexpr long kMaxRanks = 1L << 24;  // keeps nodes x ranks_per_node far from o
 
 Machine read(const Reader& r, const YAML::Node& root, const std::string& file_name) {
   const auto top = r.mapping(root, "the topology",
-                             {"name", "description", "nodes", "ranks_per_node", "rank_to_node", "links", "reduce",
-                              "copy"},
+                             {"name", "description", "nodes", "ranks_per_node", "rank_to_node", "cache_bytes", "links",
+                              "reduce", "copy"},
                              {"name", "nodes", "ranks_per_node", "links", "reduce"});
   Machine m;
   m.source = file_name;
@@ -153,13 +180,24 @@ Machine read(const Reader& r, const YAML::Node& root, const std::string& file_na
   const auto links = nodes == 1   ? r.mapping(links_node, "links", {"intra", "inter"}, {"intra"})
                      : per_node == 1 ? r.mapping(links_node, "links", {"intra", "inter"}, {"inter"})
                                      : r.mapping(links_node, "links", {"intra", "inter"}, {"intra", "inter"});
-  if (links.count("intra")) m.intra = link(r, links.at("intra"), "links.intra");
-  if (links.count("inter")) m.inter = link(r, links.at("inter"), "links.inter");
-  if (!links.count("intra")) m.intra = m.inter;
-  if (!links.count("inter")) m.inter = m.intra;
+  const Link intra = links.count("intra") ? link(r, links.at("intra"), "links.intra") : Link{};
+  const Link inter = links.count("inter") ? link(r, links.at("inter"), "links.inter") : intra;
+  const Link& intra_or_inter = links.count("intra") ? intra : inter;
+  m.intra = intra_or_inter.cost;
+  m.inter = inter.cost;
 
-  m.reduce_us_per_byte = per_byte(r, top.at("reduce"), "reduce");
-  m.copy_us_per_byte = top.count("copy") ? per_byte(r, top.at("copy"), "copy") : m.reduce_us_per_byte;
+  const Rate reduce = per_byte(r, top.at("reduce"), "reduce");
+  const Rate copy = top.count("copy") ? per_byte(r, top.at("copy"), "copy") : reduce;
+  m.reduce_us_per_byte = reduce.in_cache;
+  m.copy_us_per_byte = copy.in_cache;
+
+  // The second regime: beyond-cache rates apply only past cache_bytes, so they need it.
+  for (const Rate* x : {&intra_or_inter.rate, &inter.rate, &reduce, &copy})
+    if (x->has_beyond && !top.count("cache_bytes"))
+      r.fail(x->beyond_at,
+             x->beyond_name + " needs cache_bytes at the top level (the working set where it starts to apply)");
+  if (top.count("cache_bytes")) m.cache_bytes = static_cast<double>(r.integer(top.at("cache_bytes"), "cache_bytes", 1));
+  m.beyond_cache = {intra_or_inter.rate.beyond, inter.rate.beyond, reduce.beyond, copy.beyond};
   return m;
 }
 

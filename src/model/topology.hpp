@@ -8,6 +8,9 @@
 //                                           #   nodes * ranks_per_node entries, each node
 //                                           #   ranks_per_node times (default: block placement,
 //                                           #   rank r on node r / ranks_per_node)
+//   cache_bytes: 33554432                   # optional, integer >= 1: one node's cache; a call
+//                                           #   whose working set on a node reaches it runs at
+//                                           #   the *_beyond_cache rates (cost_walk.hpp)
 //   links:                                  # required
 //     intra: { alpha_us: 0.7, bandwidth_GBps: 150 }  # ranks of one node: required unless
 //                                                    #   ranks_per_node = 1 (then = inter)
@@ -16,8 +19,10 @@
 //   reduce: { bandwidth_GBps: 1000 }        # required: output bytes reduced per second
 //   copy: { bandwidth_GBps: 2000 }          # optional: bytes copied per second (default: reduce)
 //
-// alpha_us >= 0 is the latency of one message in microseconds; bandwidth_GBps > 0 is one
-// direction of one rank's link in 10^9 bytes per second (beta = 1 / bandwidth). Every error
+// Each link, reduce and copy may add bandwidth_GBps_beyond_cache: its rate when the call's
+// working set reaches cache_bytes (which it then requires); without it the rate is the same at
+// every size. alpha_us >= 0 is the latency of one message in microseconds; bandwidth_GBps > 0 is
+// one direction of one rank's link in 10^9 bytes per second (beta = 1 / bandwidth). Every error
 // (malformed YAML, unknown or repeated key, missing field, wrong type, out-of-range value)
 // throws Error(InvalidArgument) with "FILE:LINE:COLUMN: what is wrong", and for unknown keys
 // the valid ones. docs/model.md documents the format and the shipped files in topology/.

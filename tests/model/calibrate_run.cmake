@@ -1,5 +1,5 @@
 # ctest: arlab-calibrate --quick under mpirun on 2 ranks writes a topology file that arlab-model
-# loads; --help and bad flags exit 0 and 2 without an MPI launch; a --ranks-per-node that does
+# loads, with one regime and, with a small --cache-bytes, with two; --help and bad flags exit 0 and 2 without an MPI launch; a --ranks-per-node that does
 # not divide the ranks exits 2 with one line.
 # Run: cmake -DMPIEXEC=mpirun -DMPIRUN_FLAGS="..." -DTOOL=arlab-calibrate -DMODEL=arlab-model
 #            -DTRANSPORT=mpi -DOUT=calibrated.yaml -P calibrate_run.cmake
@@ -25,6 +25,17 @@ if(NOT EXISTS ${OUT})
   message(FATAL_ERROR "arlab-calibrate did not write ${OUT}")
 endif()
 expect(0 "# arlab-model: ctest-calibrated .*\n# 2 ranks on 1 node; intra .*Crossovers"
+       ${MODEL} --topology ${OUT} --sizes 8:1M:16)
+
+# A cache small enough that the largest quick sizes lie beyond it: both regimes reach the file.
+file(REMOVE ${OUT})
+expect(0 "# a node's cache: 256 KiB, from --cache-bytes.*exchange, in cache .*exchange, beyond .*reduce, beyond .*beyond the cache [0-9.]+ GB/s.*# wrote"
+       ${MPIEXEC} -np 2 ${flags} ${TOOL} --quick -t ${TRANSPORT} --name ctest-cached --cache-bytes 256K -o ${OUT})
+file(READ ${OUT} written)
+if(NOT written MATCHES "cache_bytes: 262144\n.*bandwidth_GBps_beyond_cache: ")
+  message(FATAL_ERROR "${OUT} lacks the beyond-cache regime:\n${written}")
+endif()
+expect(0 "# beyond the cache \\(a node's working set of 256 KiB or more\\): intra .*Crossovers"
        ${MODEL} --topology ${OUT} --sizes 8:1M:16)
 
 if(TRANSPORT STREQUAL "mpi")

@@ -1,12 +1,16 @@
 // arlab-calibrate's pieces without MPI: the least-squares fit recovers alpha and beta exactly
-// from exact data and reports its residuals; the topology file it writes loads with the
-// library's own loader and holds the fitted numbers; the command line.
+// from exact data, in one regime or two (in cache and beyond), and reports its residuals; the
+// topology file it writes loads with the library's own loader and holds the fitted numbers;
+// the node's cache read from a sysfs tree; the command line.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <vector>
 
+#include "calibrate_cache.hpp"
 #include "calibrate_fit.hpp"
 #include "calibrate_options.hpp"
 #include "calibrate_topology.hpp"
@@ -91,16 +95,76 @@ TEST(CalibrateFit, RejectsWhatItCannotFit) {
   EXPECT_THROW(fit_line(two, std::vector<double>{1, NAN}), std::invalid_argument);
 }
 
-LinkCalibration link(const char* cls, int b, double alpha, double gbps) {
+// Two regimes: in cache below `cache` (0: no cache), beyond it the same intercept, another slope.
+std::vector<double> two_lines(const std::vector<double>& x, const std::vector<double>& ws, double cache,
+                              double alpha, double in, double beyond) {
+  std::vector<double> y;
+  for (std::size_t i = 0; i < x.size(); ++i) y.push_back(alpha + x[i] * (cache > 0 && ws[i] >= cache ? beyond : in));
+  return y;
+}
+
+TEST(CalibrateFit, FitsTheSlopeWithTheInterceptGiven) {
+  const std::vector<double> x = {8 << 20, 32 << 20};
+  const LineFit f = fit_slope(x, line(x, 0.3, 1e-3 / 4.6), 0.3);
+  EXPECT_EQ(f.intercept, 0.3);
+  EXPECT_NEAR(f.slope, 1e-3 / 4.6, 1e-12);
+  EXPECT_LT(f.max_rel, 1e-9);
+  EXPECT_EQ(f.points, 2u);
+  // One point: the slope through it.
+  const std::vector<double> one = {1 << 20};
+  EXPECT_NEAR(fit_slope(one, std::vector<double>{100.3}, 0.3).slope, 100.0 / (1 << 20), 1e-15);
+  EXPECT_THROW(fit_slope(std::vector<double>{}, std::vector<double>{}, 0), std::invalid_argument);
+}
+
+TEST(CalibrateFit, RecoversBothRegimesExactly) {
+  const auto x = sweep(8, 32 << 20, 4);
+  std::vector<double> ws;
+  for (double b : x) ws.push_back(4 * b);  // an exchange on one node
+  const double cache = 32 << 20;
+  const RegimeFit f = fit_regimes(x, two_lines(x, ws, cache, 0.28, 1e-3 / 10, 1e-3 / 4.6), ws, cache);
+  ASSERT_TRUE(f.beyond);
+  EXPECT_EQ(f.cache_bytes, cache);
+  EXPECT_NEAR(f.in_cache.intercept, 0.28, 1e-9);
+  EXPECT_NEAR(f.in_cache.slope, 1e-3 / 10, 1e-12);
+  EXPECT_EQ(f.in_cache.points, 10u);  // 8 B .. 2 MiB: working sets up to 8 MiB
+  EXPECT_EQ(f.beyond->intercept, f.in_cache.intercept);
+  EXPECT_NEAR(f.beyond->slope, 1e-3 / 4.6, 1e-12);
+  EXPECT_EQ(f.beyond->points, 2u);  // 8 MiB (working set 32 MiB, the cache itself) and 32 MiB
+  EXPECT_LT(f.in_cache.max_rel, 1e-9);
+  EXPECT_LT(f.beyond->max_rel, 1e-9);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(f.is_beyond[i], ws[i] >= cache) << x[i];
+    EXPECT_EQ(&f.of(i), f.is_beyond[i] ? &*f.beyond : &f.in_cache);
+  }
+}
+
+TEST(CalibrateFit, OneRegimeWithoutACacheOrWithoutSizesOnBothSides) {
+  const auto x = sweep(8, 32 << 20, 4);
+  std::vector<double> ws;
+  for (double b : x) ws.push_back(4 * b);
+  const auto y = two_lines(x, ws, 32 << 20, 0.28, 1e-3 / 10, 1e-3 / 4.6);
+  for (double cache : {0.0, 1e12, 16.0}) {  // no cache; every size in it; only 8 B in it
+    const RegimeFit f = fit_regimes(x, y, ws, cache);
+    EXPECT_FALSE(f.beyond) << cache;
+    EXPECT_EQ(f.cache_bytes, 0) << cache;
+    EXPECT_EQ(f.in_cache.points, x.size());
+    EXPECT_EQ(f.in_cache.slope, fit_line(x, y).slope);
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_FALSE(f.is_beyond[i]);
+  }
+  EXPECT_THROW(fit_regimes(x, y, std::vector<double>{1, 2}, 32 << 20), std::invalid_argument);
+}
+
+LinkCalibration link(const char* cls, int b, double alpha, double gbps, double cache = 0, double beyond_gbps = 0) {
   LinkCalibration l;
   l.link_class = cls;
   l.rank_b = b;
-  l.sizes = {8, 4096, 1 << 20};
+  l.sizes = {8, 4096, 1 << 20, 16 << 20};
   const std::vector<double> x(l.sizes.begin(), l.sizes.end());
-  l.exchange_us = line(x, alpha, 1e-3 / gbps);
+  for (double n : x) l.working_set.push_back(4 * n);
+  l.exchange_us = two_lines(x, l.working_set, cache, alpha, 1e-3 / gbps, 1e-3 / (beyond_gbps ? beyond_gbps : gbps));
   l.pingpong_us = line(x, alpha * 0.8, 1e-3 / gbps);
-  l.exchange = fit_line(x, l.exchange_us);
-  l.pingpong = fit_line(x, l.pingpong_us);
+  l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache);
+  l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache);
   l.stream_chunk = 256 << 10;
   l.stream_count = 4;
   l.stream_one_way_GBps = gbps;
@@ -108,7 +172,7 @@ LinkCalibration link(const char* cls, int b, double alpha, double gbps) {
   return l;
 }
 
-Calibration calibration(int nodes, int per_node) {
+Calibration calibration(int nodes, int per_node, double cache = 0) {
   Calibration c;
   c.name = "calibrated-test";
   c.host = "testhost";
@@ -120,15 +184,22 @@ Calibration calibration(int nodes, int per_node) {
   c.nodes = nodes;
   c.ranks_per_node = per_node;
   c.ranks = nodes * per_node;
-  if (per_node > 1) c.intra = link("intra", 1, 0.42, 7.5);
-  if (nodes > 1) c.inter = link("inter", per_node, 3.25, 1.25);
-  c.compute.sizes = {8, 4096, 1 << 20};
+  c.cache_bytes = cache;
+  c.cache_source = "L3: 32 MiB in 1 instance (CPUs 0-1), from /sys/devices/system/cpu";
+  if (per_node > 1) c.intra = link("intra", 1, 0.42, 7.5, cache, 4.5);
+  if (nodes > 1) c.inter = link("inter", per_node, 3.25, 1.25, cache, 1.25);
+  c.compute.sizes = {8, 4096, 1 << 20, 16 << 20};
   const std::vector<double> x(c.compute.sizes.begin(), c.compute.sizes.end());
-  c.compute.reduce_us = line(x, 0.01, 1e-3 / 30);
-  c.compute.copy_us = line(x, 0.005, 1e-3 / 60);
-  c.compute.reduce = fit_line(x, c.compute.reduce_us);
-  c.compute.copy = fit_line(x, c.compute.copy_us);
+  for (double n : x) {
+    c.compute.reduce_working_set.push_back(3 * per_node * n);
+    c.compute.copy_working_set.push_back(2 * per_node * n);
+  }
+  c.compute.reduce_us = two_lines(x, c.compute.reduce_working_set, cache, 0.01, 1e-3 / 30, 1e-3 / 9);
+  c.compute.copy_us = two_lines(x, c.compute.copy_working_set, cache, 0.005, 1e-3 / 60, 1e-3 / 20);
+  c.compute.reduce = fit_regimes(x, c.compute.reduce_us, c.compute.reduce_working_set, cache);
+  c.compute.copy = fit_regimes(x, c.compute.copy_us, c.compute.copy_working_set, cache);
   c.compute.concurrent_ranks = c.ranks;
+  c.compute.ranks_per_node = per_node;
   return c;
 }
 
@@ -159,6 +230,71 @@ TEST(CalibrateTopology, TheWrittenFileLoadsWithTheLibrarysLoader) {
   }
 }
 
+TEST(CalibrateTopology, BothRegimesReachTheFile) {
+  const double cache = 32 << 20;
+  const Calibration c = calibration(1, 2, cache);
+  ASSERT_TRUE(c.two_regimes());
+  const std::string yaml = topology_yaml(c);
+  const detail::Machine m = detail::parse_topology(yaml, "calibrated.yaml");
+  EXPECT_EQ(m.cache_bytes, cache);
+  expect_link(m.intra, 0.42, 7.5);
+  EXPECT_NEAR(m.beyond_cache.intra_us_per_byte, 1e-3 / 4.5, 1e-9);
+  EXPECT_NEAR(m.beyond_cache.inter_us_per_byte, 1e-3 / 4.5, 1e-9);  // one node: inter = intra
+  EXPECT_NEAR(m.reduce_us_per_byte, 1e-3 / 30, 1e-3 * 1e-3 / 30);
+  EXPECT_NEAR(m.beyond_cache.reduce_us_per_byte, 1e-3 / 9, 1e-3 * 1e-3 / 9);
+  EXPECT_NEAR(m.copy_us_per_byte, 1e-3 / 60, 1e-3 * 1e-3 / 60);
+  EXPECT_NEAR(m.beyond_cache.copy_us_per_byte, 1e-3 / 20, 1e-3 * 1e-3 / 20);
+  for (const char* s : {"cache_bytes: 33554432\n", "# A node's cache, L3: 32 MiB in 1 instance (CPUs 0-1), from /sys/devices/system/cpu.\n# Sizes",
+                        "in cache, 3 sizes 8 B..1 MiB", "# Beyond the cache, 1 size 16 MiB: t = alpha + bytes / "})
+    EXPECT_NE(yaml.find(s), std::string::npos) << s << "\n" << yaml;
+  // Without a cache, or with every size in it: one regime, no cache_bytes.
+  for (double none : {0.0, 1e12}) {
+    const Calibration one = calibration(1, 2, none);
+    EXPECT_FALSE(one.two_regimes());
+    const std::string text = topology_yaml(one);
+    EXPECT_EQ(text.find("cache"), std::string::npos) << text;
+    EXPECT_EQ(detail::parse_topology(text, "one.yaml").cache_bytes, 0);
+  }
+}
+
+// A sysfs tree: cpuN/cache/indexK/{level,type,size,shared_cpu_list}.
+struct FakeSysfs {
+  std::filesystem::path root = std::filesystem::temp_directory_path() / "arlab-test-sysfs-cpu";
+  FakeSysfs() { std::filesystem::remove_all(root); }
+  ~FakeSysfs() { std::filesystem::remove_all(root); }
+  void add(int cpu, int index, int level, const char* type, const char* size, const char* shared) {
+    const auto dir = root / ("cpu" + std::to_string(cpu)) / "cache" / ("index" + std::to_string(index));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "level") << level << "\n";
+    std::ofstream(dir / "type") << type << "\n";
+    std::ofstream(dir / "size") << size << "\n";
+    std::ofstream(dir / "shared_cpu_list") << shared << "\n";
+  }
+};
+
+TEST(CalibrateCache, ReadsTheLastLevelFromSysfs) {
+  {
+    FakeSysfs fs;  // this machine: two CPUs, private L1 and L2, one shared L3
+    for (int cpu : {0, 1}) {
+      fs.add(cpu, 0, 1, "Data", "48K", cpu ? "1" : "0");
+      fs.add(cpu, 1, 1, "Instruction", "32K", cpu ? "1" : "0");
+      fs.add(cpu, 2, 2, "Unified", "1024K", cpu ? "1" : "0");
+      fs.add(cpu, 3, 3, "Unified", "32768K", "0-1");
+    }
+    const NodeCache c = read_node_cache(fs.root.string());
+    EXPECT_EQ(c.bytes, 32 << 20);
+    EXPECT_EQ(c.source, "L3: 32 MiB in 1 instance (CPUs 0-1), from " + fs.root.string());
+  }
+  {
+    FakeSysfs fs;  // two core complexes of two CPUs, an L3 each: the node holds both
+    for (int cpu = 0; cpu < 4; ++cpu) fs.add(cpu, 3, 3, "Unified", "16M", cpu < 2 ? "0-1" : "2-3");
+    const NodeCache c = read_node_cache(fs.root.string());
+    EXPECT_EQ(c.bytes, 32 << 20);
+    EXPECT_EQ(c.source, "L3: 32 MiB in 2 instances (CPUs 0-1; 2-3), from " + fs.root.string());
+  }
+  EXPECT_EQ(read_node_cache("/nonexistent/arlab/cpu").bytes, 0);
+}
+
 TEST(CalibrateOptions, DefaultsQuickAndSizes) {
   const char* none[] = {"arlab-calibrate"};
   const auto d = parse_calibrate_options(1, none);
@@ -180,6 +316,12 @@ TEST(CalibrateOptions, DefaultsQuickAndSizes) {
   const auto f = parse_calibrate_options(3, floats);
   ASSERT_EQ(f.status, CalibrateParse::Status::Run);
   EXPECT_EQ(calibrate_sizes(f.options, 4), (std::vector<std::size_t>{8, 32, 128, 512, 2048}));  // 2 B: no float
+
+  EXPECT_FALSE(d.options.cache_bytes);  // from sysfs
+  const char* cache[] = {"arlab-calibrate", "--cache-bytes", "32M"};
+  EXPECT_EQ(*parse_calibrate_options(3, cache).options.cache_bytes, std::size_t{32} << 20);
+  const char* one[] = {"arlab-calibrate", "--cache-bytes=0"};
+  EXPECT_EQ(*parse_calibrate_options(2, one).options.cache_bytes, 0u);
 }
 
 TEST(CalibrateOptions, BadFlagsAreOneLineNamingTheFlag) {
@@ -197,6 +339,8 @@ TEST(CalibrateOptions, BadFlagsAreOneLineNamingTheFlag) {
   EXPECT_NE(error({"--bogus"}).find("unknown argument '--bogus'; flags: --transport, --output"), std::string::npos);
   EXPECT_EQ(error({"-o"}).rfind("--output needs a value: FILE", 0), 0u);
   EXPECT_EQ(error({"--quick=1"}), "--quick takes no value");
+  EXPECT_EQ(error({"--cache-bytes", "big"}),
+            "bad value 'big' for --cache-bytes: expected a size in bytes (K, M, G suffixes), 0 for one regime");
   const char* help[] = {"arlab-calibrate", "-h"};
   EXPECT_EQ(parse_calibrate_options(2, help).status, CalibrateParse::Status::Help);
 }

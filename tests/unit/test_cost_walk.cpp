@@ -1,5 +1,6 @@
 // The cost walk must reproduce the textbook closed forms on a uniform network
-// (Thakur, Rabenseifner, Gropp 2005) when pipelining is off.
+// (Thakur, Rabenseifner, Gropp 2005) when pipelining is off; on a machine with a beyond-cache
+// regime, with the rates of the regime the call's working set falls in.
 #include <gtest/gtest.h>
 
 #include "algorithms/registry.hpp"
@@ -60,6 +61,93 @@ TEST(CostWalk, LatencyBoundAtSmallSizes) {
   EXPECT_LT(walk(Algorithm::RecursiveDoubling, 64, 2), walk(Algorithm::Ring, 64, 2));
   // 64 MiB: the ring beats recursive doubling, whose every step moves the whole vector.
   EXPECT_LT(walk(Algorithm::Ring, 64, 16 << 20), walk(Algorithm::RecursiveDoubling, 64, 16 << 20));
+}
+
+// ---- Two regimes: in cache and beyond it ----------------------------------------------
+
+// The uniform machine, with links 4x and reductions 3x slower once a call's working set
+// reaches `cache` bytes.
+Machine cached(double cache) {
+  Machine m = Machine::uniform(kAlpha, kBeta, kGamma);
+  m.cache_bytes = cache;
+  m.beyond_cache = {4 * kBeta, 4 * kBeta, 3 * kGamma, 3 * kGamma};
+  return m;
+}
+
+Shape unpipelined(int p, std::size_t count) {
+  Shape s;
+  s.nranks = p;
+  s.count = count;
+  s.elem_size = 4;
+  s.chunk_bytes = 0;
+  return s;
+}
+
+std::vector<Schedule> schedules(Algorithm a, Shape s) {
+  std::vector<Schedule> out;
+  for (int r = 0; r < s.nranks; ++r) {
+    s.rank = r;
+    out.push_back(find_schedule_algorithm(a)->build(s));
+  }
+  return out;
+}
+
+TEST(CostWalk, WorkingSetIsInputOutputAndScratchOfANodesRanks) {
+  // Recursive doubling on 2 ranks: each rank has its input, output and a count of scratch.
+  const std::size_t count = 1000;
+  const auto rd = schedules(Algorithm::RecursiveDoubling, unpipelined(2, count));
+  ASSERT_EQ(rd[0].scratch_count, count);
+  Machine one_node = Machine::uniform(kAlpha, kBeta, kGamma), two_nodes = one_node;
+  two_nodes.ranks_per_node = 1;
+  EXPECT_EQ(working_set_bytes(rd, one_node, count, 4), 2 * 3 * count * 4.0);  // both ranks share the cache
+  EXPECT_EQ(working_set_bytes(rd, two_nodes, count, 4), 3 * count * 4.0);    // each node its own
+}
+
+TEST(CostWalk, BeyondTheCacheTheSlowerRatesApply) {
+  const test::Uniform fast{kAlpha, kBeta, kGamma}, slow{kAlpha, 4 * kBeta, 3 * kGamma};
+  const double cache = 1 << 20;
+  for (Algorithm a : {Algorithm::Ring, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner})
+    for (int p : {2, 3, 4, 8}) {
+      // 32 KiB per rank: working sets of at most 8 ranks x 3 x 32 KiB, in the 1 MiB cache;
+      // 11.5 MB per rank, beyond it.
+      const std::size_t small = 8192, large = 720720 * 4;
+      const auto walk_on = [&](std::size_t count) {
+        return predict(*find_schedule_algorithm(a), unpipelined(p, count), cached(cache)).total_us;
+      };
+      const double in = test::closed_form(a, p, small * 4.0, fast), out = test::closed_form(a, p, large * 4.0, slow);
+      EXPECT_NEAR(walk_on(small), in, 0.01 * in) << to_string(a) << " p=" << p;
+      EXPECT_NEAR(walk_on(large), out, 0.01 * out) << to_string(a) << " p=" << p;
+    }
+}
+
+TEST(CostWalk, TheRegimeChangesWhereTheWorkingSetReachesTheCache) {
+  const Shape s = unpipelined(4, 1 << 16);
+  const AlgorithmInfo& ring = *find_schedule_algorithm(Algorithm::Ring);
+  const double ws = working_set_bytes(schedules(Algorithm::Ring, s), cached(0), s.count, s.elem_size);
+  const double in_cache = predict(ring, s, Machine::uniform(kAlpha, kBeta, kGamma)).total_us;
+  const double beyond = predict(ring, s, cached(0).at_working_set(0)).total_us;  // no cache: one regime
+  EXPECT_EQ(beyond, in_cache);
+  EXPECT_EQ(predict(ring, s, cached(ws + 1)).total_us, in_cache);
+  Machine slow = Machine::uniform(kAlpha, 4 * kBeta, 3 * kGamma);
+  EXPECT_EQ(predict(ring, s, cached(ws)).total_us, predict(ring, s, slow).total_us);
+  EXPECT_GT(predict(ring, s, cached(ws)).total_us, 3 * in_cache);
+}
+
+TEST(CostWalk, AtWorkingSetKeepsARateWithoutItsOwnBeyondCacheFigure) {
+  Machine m = Machine::uniform(kAlpha, kBeta, kGamma);
+  m.inter = {5.0, 2 * kBeta};
+  m.cache_bytes = 100;
+  m.beyond_cache.reduce_us_per_byte = 3 * kGamma;  // only the reduction slows down
+  const Machine below = m.at_working_set(99), above = m.at_working_set(100);
+  EXPECT_EQ(below.reduce_us_per_byte, kGamma);
+  EXPECT_EQ(above.reduce_us_per_byte, 3 * kGamma);
+  for (const Machine* x : {&below, &above}) {
+    EXPECT_EQ(x->intra.us_per_byte, kBeta);
+    EXPECT_EQ(x->inter.us_per_byte, 2 * kBeta);
+    EXPECT_EQ(x->inter.alpha_us, 5.0);
+    EXPECT_EQ(x->copy_us_per_byte, kGamma);
+    EXPECT_EQ(x->cache_bytes, 0);  // one regime: applying it again changes nothing
+  }
 }
 
 }  // namespace

@@ -93,6 +93,11 @@ TEST(Topology, LocalFileEqualsTheBuiltInDefaults) {
   EXPECT_DOUBLE_EQ(file.intra.us_per_byte, built_in.intra.us_per_byte);
   EXPECT_DOUBLE_EQ(file.reduce_us_per_byte, built_in.reduce_us_per_byte);
   EXPECT_DOUBLE_EQ(file.copy_us_per_byte, built_in.copy_us_per_byte);
+  EXPECT_DOUBLE_EQ(file.cache_bytes, built_in.cache_bytes);
+  EXPECT_DOUBLE_EQ(file.beyond_cache.intra_us_per_byte, built_in.beyond_cache.intra_us_per_byte);
+  EXPECT_DOUBLE_EQ(file.beyond_cache.inter_us_per_byte, built_in.beyond_cache.inter_us_per_byte);
+  EXPECT_DOUBLE_EQ(file.beyond_cache.reduce_us_per_byte, built_in.beyond_cache.reduce_us_per_byte);
+  EXPECT_DOUBLE_EQ(file.beyond_cache.copy_us_per_byte, built_in.beyond_cache.copy_us_per_byte);
 }
 
 TEST(Topology, OptionalFields) {
@@ -113,12 +118,63 @@ TEST(Topology, OptionalFields) {
   EXPECT_EQ(one.nodes, 1);
 }
 
+// The second regime: cache_bytes and the beyond-cache bandwidths, each optional; a rate without
+// its own beyond-cache figure keeps its in-cache one (0 in Machine::beyond_cache).
+TEST(Topology, CacheRegimeFields) {
+  const std::string cached = edited("links:", "cache_bytes: 33554432\nlinks:");
+  const std::string text = cached.substr(0, cached.find("reduce")) +
+                           "reduce: { bandwidth_GBps: 20, bandwidth_GBps_beyond_cache: 8 }\n";
+  std::string with_beyond = text;
+  with_beyond.replace(with_beyond.find("bandwidth_GBps: 150"), 19, "bandwidth_GBps: 150, bandwidth_GBps_beyond_cache: 50");
+  const Machine m = parse_topology(with_beyond, "t.yaml");
+  EXPECT_EQ(m.cache_bytes, 33554432);
+  EXPECT_DOUBLE_EQ(m.intra.us_per_byte, 1e-3 / 150);
+  EXPECT_DOUBLE_EQ(m.beyond_cache.intra_us_per_byte, 1e-3 / 50);
+  EXPECT_EQ(m.beyond_cache.inter_us_per_byte, 0);  // none given: as in cache
+  EXPECT_DOUBLE_EQ(m.reduce_us_per_byte, 1e-3 / 20);
+  EXPECT_DOUBLE_EQ(m.beyond_cache.reduce_us_per_byte, 1e-3 / 8);
+  EXPECT_DOUBLE_EQ(m.beyond_cache.copy_us_per_byte, 1e-3 / 8);  // copy defaults to reduce, both regimes
+  const Machine copy = parse_topology(text + "copy: { bandwidth_GBps: 40 }\n");
+  EXPECT_EQ(copy.beyond_cache.copy_us_per_byte, 0);
+  // One link class given: the other takes both its rates.
+  const Machine single = parse_topology(
+      "name: x\nnodes: 4\nranks_per_node: 1\ncache_bytes: 1024\n"
+      "links: { inter: { alpha_us: 2, bandwidth_GBps: 10, bandwidth_GBps_beyond_cache: 4 } }\n"
+      "reduce: { bandwidth_GBps: 5 }\n");
+  EXPECT_DOUBLE_EQ(single.beyond_cache.intra_us_per_byte, 1e-3 / 4);
+  EXPECT_DOUBLE_EQ(single.beyond_cache.inter_us_per_byte, 1e-3 / 4);
+  // Files without it have one regime.
+  const Machine plain = parse_topology(kMinimal);
+  EXPECT_EQ(plain.cache_bytes, 0);
+  EXPECT_EQ(plain.beyond_cache.intra_us_per_byte + plain.beyond_cache.inter_us_per_byte +
+                plain.beyond_cache.reduce_us_per_byte + plain.beyond_cache.copy_us_per_byte,
+            0);
+
+  // Errors name the line and column.
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, bandwidth_GBps_beyond_cache: 50")),
+            "t.yaml:5:77: links.intra.bandwidth_GBps_beyond_cache needs cache_bytes at the top level (the working "
+            "set where it starts to apply)");
+  EXPECT_EQ(error_of(edited("reduce: { bandwidth_GBps: 1000 }", "reduce: { bandwidth_GBps: 1000, bandwidth_GBps_beyond_cache: 400 }")),
+            "t.yaml:7:62: reduce.bandwidth_GBps_beyond_cache needs cache_bytes at the top level (the working set "
+            "where it starts to apply)");
+  EXPECT_EQ(error_of(edited("links:", "cache_bytes: 0\nlinks:")), "t.yaml:4:14: cache_bytes must be at least 1, got '0'");
+  EXPECT_EQ(error_of(edited("links:", "cache_bytes: 32M\nlinks:")), "t.yaml:4:14: cache_bytes must be an integer, got '32M'");
+  EXPECT_EQ(error_of(edited("links:", "cache_bytes: [1]\nlinks:")), "t.yaml:4:14: cache_bytes must be an integer, got a list");
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 25", "bandwidth_GBps: 25, bandwidth_GBps_beyond_cache: -5")),
+            "t.yaml:6:76: links.inter.bandwidth_GBps_beyond_cache must be positive, got '-5'");
+  EXPECT_EQ(error_of(text.substr(0, text.find("reduce")) + "reduce: { bandwidth_GBps: 20, bandwidth_GBps_beyond: 8 }\n"),
+            "t.yaml:8:31: unknown key 'bandwidth_GBps_beyond' in reduce; valid keys: bandwidth_GBps, "
+            "bandwidth_GBps_beyond_cache");
+  EXPECT_EQ(error_of(cached + "cache_bytes: 1024\n"), "t.yaml:9:1: key 'cache_bytes' appears twice in the topology");
+}
+
 TEST(Topology, UnknownKeysListTheValidOnes) {
   EXPECT_EQ(error_of(edited("nodes: 2", "nodez: 2")),
             "t.yaml:2:1: unknown key 'nodez' in the topology; valid keys: name, description, nodes, "
-            "ranks_per_node, rank_to_node, links, reduce, copy");
+            "ranks_per_node, rank_to_node, cache_bytes, links, reduce, copy");
   EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwith_GBps: 150")),
-            "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps");
+            "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps, "
+            "bandwidth_GBps_beyond_cache");
   EXPECT_EQ(error_of(edited("  inter:", "  intre:")),
             "t.yaml:6:3: unknown key 'intre' in links; valid keys: intra, inter");
   EXPECT_EQ(error_of(edited("nodes: 2", "nodes: 2\nnodes: 3")), "t.yaml:3:1: key 'nodes' appears twice in the topology");
@@ -159,11 +215,11 @@ TEST(Topology, WrongTypes) {
   EXPECT_EQ(error_of(edited("alpha_us: 5.0", "alpha_us: fast")),
             "t.yaml:6:22: links.inter.alpha_us must be a number, got 'fast'");
   EXPECT_EQ(error_of(edited("reduce: { bandwidth_GBps: 1000 }", "reduce: 1000")),
-            "t.yaml:7:9: reduce must be a mapping with keys bandwidth_GBps, got '1000'");
+            "t.yaml:7:9: reduce must be a mapping with keys bandwidth_GBps, bandwidth_GBps_beyond_cache, got '1000'");
   EXPECT_EQ(error_of(edited("name: two-node-example", "name: [a, b]")), "t.yaml:1:7: name must be a string, got a list");
   EXPECT_EQ(error_of("- just\n- a list\n"),
             "t.yaml:1:1: the topology must be a mapping with keys name, description, nodes, ranks_per_node, "
-            "rank_to_node, links, reduce, copy, got a list");
+            "rank_to_node, cache_bytes, links, reduce, copy, got a list");
 }
 
 TEST(Topology, MalformedYaml) {
