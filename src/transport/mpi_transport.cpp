@@ -4,6 +4,7 @@
 #include <string>
 
 #include "arlab/arlab.hpp"
+#include "transport/slot_pool.hpp"
 
 namespace arlab::detail {
 
@@ -48,11 +49,11 @@ class MpiTransport final : public Transport {
   }
 
   void poll(std::vector<Request>& done) override {
-    if (active_ == 0) return;
+    if (slots_.active() == 0) return;
     int outcount = 0;
-    indices_.resize(high_);
-    statuses_.resize(high_);
-    const int rc = MPI_Testsome(high_, reqs_.data(), &outcount, indices_.data(), statuses_.data());
+    indices_.resize(slots_.high());
+    statuses_.resize(slots_.high());
+    const int rc = MPI_Testsome(slots_.high(), reqs_.data(), &outcount, indices_.data(), statuses_.data());
     if (rc != MPI_SUCCESS) check(rc, "MPI_Testsome with", -1);
     if (outcount == MPI_UNDEFINED) return;
     for (int k = 0; k < outcount; ++k) {
@@ -75,41 +76,29 @@ class MpiTransport final : public Transport {
   }
 
   void cancel_all() override {
-    for (int i = 0; i < high_; ++i)
+    for (int i = 0; i < slots_.high(); ++i)
       if (reqs_[i] != MPI_REQUEST_NULL) {
         MPI_Cancel(&reqs_[i]);
         MPI_Request_free(&reqs_[i]);
       }
-    free_.clear();
-    high_ = active_ = 0;
+    slots_.reset();
   }
 
  private:
+  // Ids stay dense (SlotPool), keeping Testsome short.
   Request allocate() {
-    ++active_;
-    if (!free_.empty()) {
-      const Request r = free_.back();
-      free_.pop_back();
-      expect_[r] = {};
-      return r;
-    }
-    if (high_ == static_cast<int>(reqs_.size())) {
+    const Request r = slots_.acquire();
+    if (r == static_cast<int>(reqs_.size())) {
       reqs_.resize(reqs_.size() * 2 + 16, MPI_REQUEST_NULL);
       expect_.resize(reqs_.size());
     }
-    expect_[high_] = {};
-    return high_++;
+    expect_[r] = {};
+    return r;
   }
 
   void release(int slot) {
-    --active_;
     reqs_[slot] = MPI_REQUEST_NULL;
-    if (active_ == 0) {  // everything done: start the slots afresh, keeping Testsome short
-      free_.clear();
-      high_ = 0;
-    } else {
-      free_.push_back(slot);
-    }
+    slots_.release(slot);
   }
 
   // MPI counts are int: messages over 2 GiB travel as one element of a derived type.
@@ -150,8 +139,7 @@ class MpiTransport final : public Transport {
     MPI_Datatype type = MPI_BYTE;
   };
   std::vector<Expected> expect_;
-  std::vector<Request> free_;
-  int high_ = 0, active_ = 0;
+  SlotPool slots_;
   std::map<std::size_t, MPI_Datatype> large_types_;
 };
 

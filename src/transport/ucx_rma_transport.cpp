@@ -26,6 +26,7 @@
 
 #include "arlab/arlab.hpp"
 #include "transport/registration_cache.hpp"
+#include "transport/slot_pool.hpp"
 #include "transport/ucx_transports.hpp"
 #include "transport/ucx_worker.hpp"
 
@@ -196,8 +197,7 @@ class UcxRmaTransport final : public Transport {
     watching_.clear();
     starved_.clear();
     completed_.clear();
-    free_.clear();
-    high_ = active_ = 0;
+    slots_.reset();
     ucx_.mark_broken();
   }
 
@@ -434,15 +434,8 @@ class UcxRmaTransport final : public Transport {
   }
 
   Request allocate(Op::Kind kind, int peer, std::size_t bytes) {
-    ++active_;
-    Request r;
-    if (!free_.empty()) {
-      r = free_.back();
-      free_.pop_back();
-    } else {
-      r = high_++;
-      if (static_cast<std::size_t>(r) == ops_.size()) ops_.emplace_back();  // deque: addresses stay put
-    }
+    const Request r = slots_.acquire();
+    if (static_cast<std::size_t>(r) == ops_.size()) ops_.emplace_back();  // deque: addresses stay put
     Op& op = ops_[r];
     op.kind = kind;
     op.live = true;
@@ -454,13 +447,7 @@ class UcxRmaTransport final : public Transport {
 
   void release(Request slot) {
     ops_[slot].live = false;
-    --active_;
-    if (active_ == 0) {
-      free_.clear();
-      high_ = 0;
-    } else {
-      free_.push_back(slot);
-    }
+    slots_.release(slot);
   }
 
   UcxWorker ucx_;
@@ -478,9 +465,9 @@ class UcxRmaTransport final : public Transport {
   std::uint32_t next_flag_ = 0;
 
   std::deque<Op> ops_;
-  std::vector<Request> completed_, free_, watching_;
+  std::vector<Request> completed_, watching_;
   std::deque<Request> starved_;  // receives waiting for a flag slot
-  int high_ = 0, active_ = 0;
+  SlotPool slots_;
 
   std::unordered_map<std::uint64_t, Request> waiting_sends_;  // (peer, call, index) -> send
   std::unordered_map<std::uint64_t, Cts> arrived_;            // clear-to-sends before their send

@@ -15,6 +15,7 @@
 #include <deque>
 
 #include "arlab/arlab.hpp"
+#include "transport/slot_pool.hpp"
 #include "transport/ucx_worker.hpp"
 
 namespace arlab::detail {
@@ -31,7 +32,7 @@ class UcxTagTransport final : public Transport {
       throw Error(Error::Code::Unavailable, "arlab: the ucx transport supports up to 2^20 ranks");
   }
   ~UcxTagTransport() override {
-    if (active_ > 0) cancel_all();  // only after a failed call; then quiesce skips the barrier
+    if (slots_.active() > 0) cancel_all();  // only after a failed call; then quiesce skips the barrier
     ucx_.quiesce();
     ucx_.close_endpoints();  // late callbacks still find refs_ alive
   }
@@ -95,8 +96,7 @@ class UcxTagTransport final : public Transport {
     ucx_.mark_broken();
     for (auto& ref : refs_) ref.live = false;
     completed_.clear();
-    free_.clear();
-    high_ = active_ = 0;
+    slots_.reset();
   }
 
  private:
@@ -165,18 +165,11 @@ class UcxTagTransport final : public Transport {
   }
 
   Request allocate() {
-    ++active_;
-    Request r;
-    if (!free_.empty()) {
-      r = free_.back();
-      free_.pop_back();
-    } else {
-      if (high_ == static_cast<int>(pending_.size())) {
-        pending_.resize(pending_.size() * 2 + 16, nullptr);
-        expected_.resize(pending_.size());
-        while (refs_.size() < pending_.size()) refs_.push_back({this, static_cast<Request>(refs_.size())});
-      }
-      r = high_++;
+    const Request r = slots_.acquire();
+    if (r == static_cast<int>(pending_.size())) {
+      pending_.resize(pending_.size() * 2 + 16, nullptr);
+      expected_.resize(pending_.size());
+      while (refs_.size() < pending_.size()) refs_.push_back({this, static_cast<Request>(refs_.size())});
     }
     expected_[r] = {-1, 0};
     refs_[r].live = true;
@@ -185,15 +178,9 @@ class UcxTagTransport final : public Transport {
   }
 
   void release(Request slot) {
-    --active_;
     pending_[slot] = nullptr;
     refs_[slot].live = false;
-    if (active_ == 0) {
-      free_.clear();
-      high_ = 0;
-    } else {
-      free_.push_back(slot);
-    }
+    slots_.release(slot);
   }
 
   UcxWorker ucx_;
@@ -210,8 +197,8 @@ class UcxTagTransport final : public Transport {
     std::size_t bytes;
   };
   std::vector<Expected> expected_;
-  std::vector<Request> completed_, free_;
-  int high_ = 0, active_ = 0;
+  std::vector<Request> completed_;
+  SlotPool slots_;
   struct {
     ucs_status_t status = UCS_OK;
     const char* what = "";
