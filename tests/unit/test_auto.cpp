@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "algorithms/registry.hpp"
+#include "common/loopback_ranks.hpp"
 #include "core/engine.hpp"
 #include "model/cost_walk.hpp"
 #include "model/topology.hpp"
@@ -35,24 +36,7 @@ std::unique_ptr<Engine> lone_engine(int p, const Options& options) {
                                   MPI_COMM_NULL);
 }
 
-// Runs `body(engine, rank)` on p threads, one engine each; rethrows the first failure.
-void on_threads(int p, const Options& options, const std::function<void(Engine&, int)>& body) {
-  auto world = make_loopback_world(p);
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(p);
-  for (int r = 0; r < p; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        Engine engine(make_loopback_transport(world, r), options.resolved(), MPI_COMM_NULL);
-        body(engine, r);
-      } catch (...) {
-        errors[r] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
+using arlab::test::on_threads;
 
 std::string construction_error(const Options& options, int p = 8) {
   try {

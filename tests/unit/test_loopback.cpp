@@ -6,6 +6,7 @@
 #include <functional>
 #include <thread>
 
+#include "common/loopback_ranks.hpp"
 #include "core/engine.hpp"
 #include "common/store.hpp"
 #include "reduce/reducer.hpp"
@@ -44,24 +45,7 @@ std::vector<std::byte> reference(DataType type, std::size_t count, int p, Reduce
   return acc;
 }
 
-// Runs `body(engine, rank)` on p threads, one engine each; rethrows the first failure.
-void on_threads(int p, const Options& options, const std::function<void(Engine&, int)>& body) {
-  auto world = make_loopback_world(p);
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(p);
-  for (int r = 0; r < p; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        Engine engine(make_loopback_transport(world, r), options.resolved(), MPI_COMM_NULL);
-        body(engine, r);
-      } catch (...) {
-        errors[r] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
+using arlab::test::on_threads;
 
 Options test_options(std::size_t chunk) {
   Options o;

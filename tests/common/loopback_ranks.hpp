@@ -1,0 +1,34 @@
+// Test helper: p engines on p threads over one loopback world, the first failure rethrown.
+#pragma once
+
+#include <mpi.h>
+
+#include <exception>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "core/engine.hpp"
+#include "transport/loopback_transport.hpp"
+
+namespace arlab::test {
+
+inline void on_threads(int p, const Options& options, const std::function<void(detail::Engine&, int)>& body) {
+  auto world = detail::make_loopback_world(p);
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(p);
+  for (int r = 0; r < p; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        detail::Engine engine(detail::make_loopback_transport(world, r), options.resolved(), MPI_COMM_NULL);
+        body(engine, r);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace arlab::test
