@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "core/environment.hpp"
+
 namespace arlab::bench {
 namespace {
 
@@ -51,25 +53,7 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
-// "8", "64K", "1M", "2G" (powers of 1024, either case).
-std::optional<std::size_t> parse_size(std::string_view s) {
-  std::uint64_t mult = 1;
-  if (!s.empty()) {
-    switch (s.back()) {
-      case 'k': case 'K': mult = std::uint64_t{1} << 10; break;
-      case 'm': case 'M': mult = std::uint64_t{1} << 20; break;
-      case 'g': case 'G': mult = std::uint64_t{1} << 30; break;
-      default: break;
-    }
-    if (mult != 1) s.remove_suffix(1);
-  }
-  std::uint64_t n = 0;
-  if (s.empty()) return std::nullopt;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  if (n > std::numeric_limits<std::size_t>::max() / mult) return std::nullopt;
-  return static_cast<std::size_t>(n * mult);
-}
+using detail::parse_size;  // "8", "64K", "1M", "2G" (powers of 1024, either case)
 
 int parse_bounded(std::string_view flag, std::string_view v, long long lo, long long hi,
                   std::string_view expected) {

@@ -1,6 +1,9 @@
 #include "core/environment.hpp"
 
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 
 #include "arlab/arlab.hpp"
 
@@ -21,24 +24,29 @@ std::optional<std::string> env(const char* name) {
   return std::string(v);
 }
 
-std::size_t parse_bytes(const std::string& text, const std::string& what) {
-  std::size_t pos = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
+std::optional<std::size_t> parse_size(std::string_view s) {
+  std::uint64_t mult = 1;
+  if (!s.empty()) {
+    switch (s.back()) {
+      case 'k': case 'K': mult = std::uint64_t{1} << 10; break;
+      case 'm': case 'M': mult = std::uint64_t{1} << 20; break;
+      case 'g': case 'G': mult = std::uint64_t{1} << 30; break;
+      default: break;
+    }
+    if (mult != 1) s.remove_suffix(1);
   }
-  std::string rest = text.substr(pos);
-  unsigned shift = 0;
-  if (rest == "K" || rest == "k") shift = 10;
-  else if (rest == "M" || rest == "m") shift = 20;
-  else if (rest == "G" || rest == "g") shift = 30;
-  else if (!rest.empty()) pos = 0;
-  if (pos == 0 || text[0] == '-' || (shift && value > (~0ULL >> shift)))
-    throw Error(Error::Code::InvalidArgument,
-                "bad " + what + " '" + text + "': expected a byte count such as 4096, 256K, 4M or 1G");
-  return static_cast<std::size_t>(value << shift);
+  std::uint64_t n = 0;
+  if (s.empty()) return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  if (n > std::numeric_limits<std::size_t>::max() / mult) return std::nullopt;
+  return static_cast<std::size_t>(n * mult);
+}
+
+std::size_t parse_bytes(const std::string& text, const std::string& what) {
+  if (auto n = parse_size(text)) return *n;
+  throw Error(Error::Code::InvalidArgument,
+              "bad " + what + " '" + text + "': expected a byte count such as 4096, 256K, 4M or 1G");
 }
 
 }  // namespace arlab::detail

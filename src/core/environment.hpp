@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace arlab::detail {
 
@@ -25,7 +26,11 @@ extern const Knob kKnobs[6];
 // The variable's value, or nullopt when unset or empty.
 std::optional<std::string> env(const char* name);
 
-// "256K", "4M", "1G", "100" -> bytes. Throws Error naming `what` on bad text.
+// "100", "64K", "4M", "1G" (powers of 1024, either case) -> bytes; nullopt on bad text or
+// overflow. Shared by the knobs and the tools' command lines.
+std::optional<std::size_t> parse_size(std::string_view text);
+
+// parse_size, throwing Error naming `what` on bad text.
 std::size_t parse_bytes(const std::string& text, const std::string& what);
 
 }  // namespace arlab::detail
