@@ -54,7 +54,7 @@ void print_header(std::FILE* out, const RunInfo& r, const HeaderExtras& x) {
                r.check ? "one more call outside the timed loop, every element (-c 1)" : "off (-c 0)");
   std::fprintf(out, "# time: %s\n", r.timing.c_str());
   std::fprintf(out, "# algbw = size / time (GB = 1e9 bytes); busbw = algbw x 2(p-1)/p (nccl-tests); "
-                    "pred = the model's time; err%% = (pred - time) / time\n");
+                    "pred = the model's time; err%% = (time - pred) / time\n");
   if (x.memcpy_GBps > 0)
     std::fprintf(out, "# memory bandwidth: %.2f GB/s (rank 0: memcpy of 64 MiB, best of 5)\n", x.memcpy_GBps);
   for (const std::string& n : x.notes) std::fprintf(out, "# %s\n", n.c_str());

@@ -315,7 +315,7 @@ std::string usage() {
          "Times arlab all-reduce over a range of message sizes for several algorithms and\n"
          "transports, like nccl-tests' all_reduce_perf. Rank 0 prints one line per size,\n"
          "algorithm and transport, with the out-of-place and in-place sections side by side,\n"
-         "the cost model's prediction (pred) and its error (err% = (pred - time) / time).\n\n"
+         "the cost model's prediction (pred) and its error (err% = (time - pred) / time).\n\n"
          "options:\n";
   for (const Flag& f : kFlags) {
     std::string left = "  ";

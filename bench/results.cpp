@@ -13,7 +13,7 @@ std::string transport_label(const Line& l) { return is_baseline(l.algorithm) ? "
 
 std::optional<double> err_pct(const Line& l, const Section& s) {
   if (!l.predicted_us || !(s.time_us > 0)) return std::nullopt;
-  return 100.0 * (*l.predicted_us - s.time_us) / s.time_us;
+  return 100.0 * (s.time_us - *l.predicted_us) / s.time_us;
 }
 
 double algbw_GBps(std::size_t bytes, double time_us) {

@@ -65,7 +65,7 @@ std::string label(const Line&);
 bool is_baseline(Algorithm);
 std::string transport_label(const Line&);
 
-// 100 * (pred - time) / time for this section; absent without a prediction.
+// 100 * (time - pred) / time for this section (positive: the model is optimistic); absent without a prediction.
 std::optional<double> err_pct(const Line&, const Section&);
 
 // size / time in GB/s (1e9 bytes per second); 0 for a non-positive time.

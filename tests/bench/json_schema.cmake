@@ -2,7 +2,7 @@
 # line and section; every key in every record with the right JSON type, numbers finite (the
 # writer turns a non-finite number into null, so a number present is finite); null only where
 # documented (predicted_us, err_pct of the mpi baseline); min <= time <= max; busbw = algbw on
-# 2 ranks; err_pct's sign that of pred - time.
+# 2 ranks; err_pct's sign that of time - pred.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 
 file(READ ${OUT}/sweep.json json)
@@ -57,11 +57,11 @@ foreach(i RANGE ${last})
   if(NOT wrong EQUAL 0)
     message(FATAL_ERROR "record ${i}: ${wrong} wrong values")
   endif()
-  # err_pct's sign follows pred - time (if() compares numbers as doubles; math() has integers only).
+  # err_pct's sign follows time - pred (if() compares numbers as doubles; math() has integers only).
   if(NOT algorithm STREQUAL "mpi")
     set(slower OFF)
     set(positive OFF)
-    if(predicted_us GREATER time_us)
+    if(time_us GREATER predicted_us)
       set(slower ON)
     endif()
     if(err_pct GREATER 0)
