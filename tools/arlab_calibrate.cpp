@@ -101,18 +101,33 @@ std::string mpi_library() {
 
 // Ranks 0 and b, `same_node` or not; a send and a receive buffer of n bytes on each.
 LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bool same_node,
-                             const CalibrateOptions& o, const std::vector<std::size_t>& sizes, double cache_bytes) {
+                             const CalibrateOptions& o, const std::vector<std::size_t>& sizes, double cache_bytes,
+                             int ranks, int per_node) {
   LinkCalibration l;
   l.link_class = link_class;
   l.rank_b = b;
   l.sizes = sizes;
-  for (std::size_t n : sizes) l.working_set.push_back((same_node ? 2.0 : 1.0) * 2.0 * static_cast<double>(n));
-  auto sweep = bench.sweep(0, b, sizes);
+  l.cpu_copies = same_node;  // processes of one node share memory: their CPUs copy the messages
+  // Ranks exchanging at once: the pair, or with --all-pairs every rank r with a pair r +- b
+  // (LinkBench::sweep); node 0's of them share its cache, each with a send and a receive buffer.
+  int on_node = same_node ? 2 : 1;
+  l.active_ranks = 2;
+  if (o.all_pairs) {
+    l.active_ranks = on_node = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const int peer = (r / b) % 2 == 0 ? r + b : r - b;
+      if (peer >= ranks) continue;
+      ++l.active_ranks;
+      if (r < per_node) ++on_node;
+    }
+  }
+  for (std::size_t n : sizes) l.working_set.push_back(on_node * 2.0 * static_cast<double>(n));
+  auto sweep = bench.sweep(0, b, sizes, o.all_pairs);
   l.pingpong_us = std::move(sweep.pingpong_us);
   l.exchange_us = std::move(sweep.exchange_us);
   const std::vector<double> x(sizes.begin(), sizes.end());
-  l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes);
-  l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes);
+  l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
+  l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes, true);
   l.stream_chunk = std::min(kStreamChunk, o.max_bytes);
   l.stream_count = std::max<std::size_t>(1, o.max_bytes / l.stream_chunk);
   const auto stream = bench.stream(0, b, l.stream_chunk, l.stream_count);
@@ -187,11 +202,11 @@ int run(const CalibrateOptions& o, int argc, char** argv) {
     LinkBench bench(*transport, control, timing, o.max_bytes, timeout_s);
     const auto sizes = calibrate_sizes(o);
     if (per_node >= 2) {
-      c.intra = measure_link(bench, "intra", 1, true, o, sizes, c.cache_bytes);
+      c.intra = measure_link(bench, "intra", 1, true, o, sizes, c.cache_bytes, size, per_node);
       if (out) print_link(out, c, *c.intra);
     }
     if (c.nodes >= 2) {
-      c.inter = measure_link(bench, "inter", per_node, false, o, sizes, c.cache_bytes);
+      c.inter = measure_link(bench, "inter", per_node, false, o, sizes, c.cache_bytes, size, per_node);
       if (out) print_link(out, c, *c.inter);
     }
   }  // the transport's shutdown is collective: every rank is here

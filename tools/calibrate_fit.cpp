@@ -94,8 +94,47 @@ LineFit fit_slope(std::span<const double> x, std::span<const double> y, double i
   return f;
 }
 
+LineFit fit_step_line(std::span<const double> x, std::span<const double> y) {
+  LineFit plain = fit_line(x, y);
+  const std::size_t n = x.size();
+  for (std::size_t i = 1; i < n; ++i)
+    if (!(x[i] > x[i - 1])) return plain;  // the split needs sizes in increasing order
+  LineFit best;
+  bool found = false;
+  for (std::size_t k = 2; k + 2 <= n; ++k) {  // x[0..k) below, x[k..n) above
+    // Normal equations of sum w (y - a I_below - c I_above - b x)^2, w = 1 / y^2.
+    double s_lo = 0, s_hi = 0, sx_lo = 0, sx_hi = 0, sxx = 0, sy_lo = 0, sy_hi = 0, sxy = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double w = 1 / (y[i] * y[i]);
+      (i < k ? s_lo : s_hi) += w;
+      (i < k ? sx_lo : sx_hi) += w * x[i];
+      (i < k ? sy_lo : sy_hi) += w * y[i];
+      sxx += w * x[i] * x[i];
+      sxy += w * x[i] * y[i];
+    }
+    // a = (sy_lo - b sx_lo) / s_lo, c = (sy_hi - b sx_hi) / s_hi; substitute into the b equation.
+    const double den = sxx - sx_lo * sx_lo / s_lo - sx_hi * sx_hi / s_hi;
+    if (!(den > 0)) continue;
+    LineFit f;
+    f.points = n;
+    f.slope = (sxy - sx_lo * sy_lo / s_lo - sx_hi * sy_hi / s_hi) / den;
+    f.intercept = (sy_lo - f.slope * sx_lo) / s_lo;
+    f.intercept_above = (sy_hi - f.slope * sx_hi) / s_hi;
+    f.step_bytes = x[k - 1];
+    f.step_next = x[k];
+    // A protocol switch costs a handshake: at least twice the eager latency.
+    if (!(f.slope > 0) || f.intercept < 0 || !(f.intercept_above >= 2 * f.intercept)) continue;
+    residuals(f, x, y);
+    if (f.rms_rel > 0.75 * plain.rms_rel) continue;
+    // Of the steps that explain the data, the largest: smaller ones (Open MPI's fast boxes
+    // against its eager fragments, say) are not the handshake and are not modelled.
+    if (!found || f.intercept_above - f.intercept > best.intercept_above - best.intercept) best = f, found = true;
+  }
+  return found ? best : plain;
+}
+
 RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std::span<const double> working_set,
-                      double cache_bytes) {
+                      double cache_bytes, bool step) {
   check(x, y);
   if (working_set.size() != x.size()) throw std::invalid_argument("fit_regimes: working sets differ in length");
   RegimeFit r;
@@ -108,13 +147,14 @@ RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std:
   }
   const bool two = !xb.empty() && xi.size() >= 2 && std::any_of(xi.begin(), xi.end(), [&](double v) { return v != xi[0]; });
   if (!two) {
-    r.in_cache = fit_line(x, y);
+    r.in_cache = step ? fit_step_line(x, y) : fit_line(x, y);
     r.is_beyond.assign(x.size(), false);
     return r;
   }
   r.cache_bytes = cache_bytes;
-  r.in_cache = fit_line(xi, yi);
-  r.beyond = fit_slope(xb, yb, r.in_cache.intercept);
+  r.in_cache = step ? fit_step_line(xi, yi) : fit_line(xi, yi);
+  // Beyond the cache the messages are large: above any step.
+  r.beyond = fit_slope(xb, yb, r.in_cache.step_bytes > 0 ? r.in_cache.intercept_above : r.in_cache.intercept);
   return r;
 }
 

@@ -25,8 +25,13 @@ struct LineFit {
   double max_rel = 0;    // the largest |measured - fitted| / measured
   bool clamped = false;  // the free intercept came out negative and was set to zero
   std::size_t points = 0;
+  // A step (fit_step_line): sizes above step_bytes have intercept_above instead of intercept,
+  // the same slope. step_bytes = 0: no step. step_next is the smallest measured size above it.
+  double step_bytes = 0, step_next = 0, intercept_above = 0;
 
-  double at(double bytes) const { return intercept + bytes * slope; }
+  double at(double bytes) const {
+    return (step_bytes > 0 && bytes > step_bytes ? intercept_above : intercept) + bytes * slope;
+  }
 };
 
 // Fits y = intercept + x * slope (x in bytes, y in us, y > 0). Throws std::invalid_argument
@@ -37,6 +42,15 @@ LineFit fit_line(std::span<const double> x, std::span<const double> y);
 // residuals as fit_line's (r2 of the times about their mean). Throws std::invalid_argument for
 // no points, mismatched lengths, or a y that is not positive.
 LineFit fit_slope(std::span<const double> x, std::span<const double> y, double intercept);
+
+// A protocol switch (eager -> rendezvous): a line whose intercept steps up between two
+// consecutive sizes, y = (x <= T ? a : a_above) + x * slope, fitted by weighted least squares
+// for every split with at least two sizes on each side. A split qualifies when it cuts the
+// plain line's rms relative error by at least a quarter and steps up by at least 2x
+// (a_above >= 2a: a handshake costs round trips); of those the one with the largest step is
+// kept (smaller steps, such as fast boxes against eager fragments, are not the handshake);
+// with none, the plain line (fit_line). T is the largest measured size below the step.
+LineFit fit_step_line(std::span<const double> x, std::span<const double> y);
 
 // A line in cache and a slope beyond it. Point i is beyond when working_set[i] >= cache_bytes.
 struct RegimeFit {
@@ -50,7 +64,9 @@ struct RegimeFit {
 
 // With cache_bytes > 0, at least two distinct in-cache sizes and one beyond, two regimes;
 // otherwise one line over every point (fit_line), and `beyond` empty.
+// With `step`, the in-cache line may have a step (fit_step_line); the beyond-cache slope then
+// shares the intercept above the step.
 RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std::span<const double> working_set,
-                      double cache_bytes);
+                      double cache_bytes, bool step = false);
 
 }  // namespace arlab::tool

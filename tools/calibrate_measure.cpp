@@ -69,12 +69,21 @@ LinkBench::LinkBench(detail::Transport& transport, MPI_Comm control, Timing timi
 
 // Rank a's and rank b's steps; every other rank gets none. Sends read the send buffer
 // (Output), receives write the receive buffer (Scratch), as an algorithm receives into scratch.
-detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t bytes, std::size_t k) const {
+detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t bytes, std::size_t k,
+                                     bool all_pairs) const {
   using detail::Buffer;
   detail::ScheduleBuilder s;
   const int me = transport_.rank();
-  if (me != a && me != b) return s.finish();
-  const int peer = me == a ? b : a;
+  int peer = me == a ? b : a;
+  if (all_pairs) {  // r <-> r + d in even blocks of d ranks; played as the pair (a, b) = (first, second)
+    const int d = b - a, block = me / d;
+    peer = block % 2 == 0 ? me + d : me - d;
+    if (peer >= transport_.size()) return s.finish();
+    a = std::min(me, peer);
+    b = std::max(me, peer);
+  } else if (me != a && me != b) {
+    return s.finish();
+  }
   const detail::Region out{Buffer::Output, 0, bytes}, in{Buffer::Scratch, 0, bytes};
   // A round starts when the previous round's send and receive have both completed, as an
   // all-reduce step's reduction waits for both before the next step reuses the buffers.
@@ -117,13 +126,13 @@ void LinkBench::run(const detail::Program& program, std::size_t bytes_used) {
   executor_.run(program, buffers, call);
 }
 
-LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& sizes) {
+LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs) {
   std::vector<Probe> probes;
   for (std::size_t bytes : sizes)
     for (Pattern pattern : {Pattern::PingPong, Pattern::Exchange})
-      probes.push_back({[this, pattern, a, b, bytes](std::size_t k) -> Runnable {
+      probes.push_back({[this, pattern, a, b, bytes, all_pairs](std::size_t k) -> Runnable {
                           auto p = std::make_shared<detail::Program>(
-                              detail::compile(schedule(pattern, a, b, bytes, k), transport_.size()));
+                              detail::compile(schedule(pattern, a, b, bytes, k, all_pairs), transport_.size()));
                           return [this, p, bytes] { run(*p, bytes); };
                         },
                         pattern == Pattern::PingPong ? 2.0 : 1.0, kMaxChain});

@@ -37,7 +37,10 @@ class LinkBench {
     std::vector<double> pingpong_us;  // one way: half of a round trip a -> b -> a
     std::vector<double> exchange_us;  // a and b send each other the bytes at once, per exchange
   };
-  Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes);
+  // With `all_pairs`, every rank runs the pattern with its pair at once: pairs are ranks r and
+  // r + (b - a) for r in even blocks of b - a ranks (r and r + 1 for b - a = 1), a rank without
+  // a pair idles; the time is still the slowest rank's.
+  Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false);
 
   struct Stream {
     double one_way_GBps = 0;    // a -> b
@@ -48,7 +51,7 @@ class LinkBench {
 
  private:
   enum class Pattern { PingPong, Exchange, Stream, StreamBothWays };
-  detail::Schedule schedule(Pattern, int a, int b, std::size_t bytes, std::size_t k) const;
+  detail::Schedule schedule(Pattern, int a, int b, std::size_t bytes, std::size_t k, bool all_pairs = false) const;
   void run(const detail::Program& program, std::size_t bytes_used);
 
   detail::Transport& transport_;

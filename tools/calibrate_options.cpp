@@ -35,6 +35,11 @@ constexpr Flag kFlags[] = {
      "a node's cache in bytes (K, M, G suffixes): sizes whose working set reaches it are fitted as the "
      "beyond-cache regime; 0: one regime",
      "the last-level cache from /sys/devices/system/cpu"},
+    {"--all-pairs", nullptr, nullptr,
+     "measure each link with every rank in a pair at once (r and r+1 within a node, r and r+K across), as "
+     "an all-reduce's steps run when there are more ranks than two; the right calibration for more ranks "
+     "than cores",
+     "off: ranks 0 and 1 (or 0 and K) only, the others idle"},
     {"--quick", nullptr, nullptr, "short run for tests: 1 ms samples, 3 per size, sizes 8:256K:8",
      "off: 20 ms samples, 5 per size"},
     {"--help", "-h", nullptr, "print this help and exit", nullptr},
@@ -122,6 +127,8 @@ void apply(CalibrateOptions& o, const Flag& f, const std::string& v, bool& sizes
     o.cache_bytes = *n;
   } else if (flag == "--quick") {
     o.quick = true;
+  } else if (flag == "--all-pairs") {
+    o.all_pairs = true;
   }
 }
 
@@ -185,7 +192,7 @@ std::string calibrate_usage() {
   std::string out =
       "usage: mpirun -np P arlab-calibrate [-t mpi|ucx|ucx-rma] [-o FILE] [--ranks-per-node K]\n"
       "                                    [--sizes MIN:MAX[:FACTOR]] [--name NAME] [--cache-bytes SIZE]\n"
-      "                                    [--quick]\n"
+      "                                    [--all-pairs] [--quick]\n"
       "\n"
       "Measures, through arlab's own executor and transport, the latency and bandwidth of each link\n"
       "class present (ranks 0 and 1 within a node; ranks 0 and K across nodes): ping-pong, exchange\n"

@@ -21,6 +21,7 @@ struct CalibrateOptions {
   std::string name;                              // --name; "": the host name
   std::optional<std::size_t> cache_bytes;        // --cache-bytes; none: the node's cache from sysfs
   bool quick = false;                            // --quick: few sizes, short samples
+  bool all_pairs = false;                        // --all-pairs: every rank exchanges with its pair at once
   double sample_ms = 20;                         // target length of one timed sample
   int samples = 5;                               // timed samples per size (the median is kept)
 };

@@ -11,6 +11,9 @@ void print_fit(std::FILE* out, const char* what, const LineFit& f) {
   std::fprintf(out, "#   %-16s %.4g us + bytes / %.4g GB/s (beta %.4g us/B); R^2 %.4f, rms err %.1f%%, max %.1f%%%s\n",
                what, f.intercept, GBps(f.slope), f.slope, f.r2, 100 * f.rms_rel, 100 * f.max_rel,
                f.clamped ? " (intercept clamped at 0)" : "");
+  if (f.step_bytes > 0)
+    std::fprintf(out, "#   %-16s above %.0f B (step before %.0f B): %.4g us + bytes / %.4g GB/s\n", "", f.step_bytes,
+                 f.step_next, f.intercept_above, GBps(f.slope));
 }
 
 // "exchange" and "exchange, beyond": one line per regime, each with its own residuals.
@@ -48,7 +51,13 @@ void print_header(std::FILE* out, const Calibration& c) {
 }
 
 void print_link(std::FILE* out, const Calibration& c, const LinkCalibration& l) {
-  std::fprintf(out, "#\n# link %s: ranks %d and %d, us per message through the executor; err%% = (measured - fit) / measured\n",
+  if (l.active_ranks > 2)
+    std::fprintf(out,
+                 "#\n# link %s: %d ranks at once, pairs r <-> r + %d (--all-pairs), us per message through the executor "
+                 "(slowest rank); err%% = (measured - fit) / measured\n",
+                 l.link_class.c_str(), l.active_ranks, l.rank_b - l.rank_a);
+  else
+    std::fprintf(out, "#\n# link %s: ranks %d and %d, us per message through the executor; err%% = (measured - fit) / measured\n",
                l.link_class.c_str(), l.rank_a, l.rank_b);
   print_split(out, c, l.exchange.beyond.has_value());
   std::fprintf(out, "#     size(B)   working set  ping-pong     fit   err%%    exchange     fit   err%%\n");
@@ -102,6 +111,9 @@ void print_summary(std::FILE* out, const Calibration& c) {
       std::fprintf(out, "#   %-6s alpha %.4g us, beta %.4g us/B = %.4g GB/s  (R^2 %.4f, rms err %.1f%%, max %.1f%%)\n",
                    (*l)->link_class.c_str(), f.intercept, f.slope, GBps(f.slope), f.r2, 100 * f.rms_rel,
                    100 * f.max_rel);
+      if (f.step_bytes > 0)
+        std::fprintf(out, "#          above %s (a step up before %s: eager -> rendezvous) alpha %.4g us\n",
+                     size_text(f.step_bytes).c_str(), size_text(f.step_next).c_str(), f.intercept_above);
       beyond((*l)->exchange);
     }
   const ComputeCalibration& k = c.compute;

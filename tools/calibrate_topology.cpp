@@ -48,8 +48,12 @@ std::string beyond_lines(const std::vector<std::size_t>& sizes, const RegimeFit&
 
 std::string link_block(const LinkCalibration& l) {
   std::string o = "  " + l.link_class + ":\n";
-  o += format("    # Exchange between ranks %d and %d (each sends and receives at once, as in every\n", l.rank_a,
-              l.rank_b);
+  if (l.active_ranks > 2)
+    o += format("    # Exchanges of %d ranks at once, in pairs r <-> r + %d (each sends and receives at once, as in every\n",
+                l.active_ranks, l.rank_b - l.rank_a);
+  else
+    o += format("    # Exchange between ranks %d and %d (each sends and receives at once, as in every\n", l.rank_a,
+                l.rank_b);
   o += "    # all-reduce step), " + in_cache_span(l.sizes, l.exchange) + ": t = alpha + bytes / bandwidth, " +
        residual(l.exchange.in_cache) + (l.exchange.in_cache.clamped ? " (alpha clamped at 0)" : "") + ".\n";
   if (!l.pingpong_us.empty())
@@ -61,7 +65,18 @@ std::string link_block(const LinkCalibration& l) {
               l.stream_both_ways_GBps);
   o += format("    alpha_us: %.4g\n", l.exchange.in_cache.intercept);
   o += format("    bandwidth_GBps: %.4g\n", GBps(l.exchange.in_cache.slope));
+  if (l.exchange.in_cache.step_bytes > 0) {
+    o += format("    # A protocol switch (eager -> rendezvous): the exchange times step up between %s and %s;\n",
+                size_text(l.exchange.in_cache.step_bytes).c_str(), size_text(l.exchange.in_cache.step_next).c_str());
+    o += "    # messages of more than the last size below the step pay the intercept fitted above it.\n";
+    o += format("    rendezvous_bytes: %.0f\n", l.exchange.in_cache.step_bytes);
+    o += format("    alpha_us_rendezvous: %.4g\n", l.exchange.in_cache.intercept_above);
+  }
   o += beyond_lines(l.sizes, l.exchange, "    ", "t = alpha + bytes / bandwidth_beyond_cache");
+  if (l.cpu_copies)
+    o += "    # Shared memory between processes: the receiving rank's CPU copies each message in, so in\n"
+         "    # the walk a receive also occupies that rank's compute unit (docs/model.md).\n"
+         "    copied_by: cpu\n";
   return o;
 }
 
@@ -103,8 +118,8 @@ std::string topology_yaml(const Calibration& c) {
   o += format("nodes: %d\nranks_per_node: %d\n", c.nodes, c.ranks_per_node);
   if (c.two_regimes()) {
     o += "# A node's cache, " + c.cache_source + ".\n"
-         "# Sizes whose working set reaches it (exchange: send and receive buffers on both ranks, 4n on\n"
-         "# one node; reduce 3n and copy 2n on every rank of the node) are fitted as the beyond-cache\n"
+         "# Sizes whose working set reaches it (exchange: send and receive buffers on every exchanging\n"
+         "# rank of the node, 4n for one pair; reduce 3n and copy 2n on every rank of the node) are fitted as the beyond-cache\n"
          "# regime; an all-reduce runs at those rates when its input, output and scratch on all ranks\n"
          "# of a node reach it (docs/model.md).\n";
     o += format("cache_bytes: %.0f\n", c.cache_bytes);

@@ -19,6 +19,8 @@ namespace arlab::tool {
 struct LinkCalibration {
   std::string link_class;  // "intra" or "inter"
   int rank_a = 0, rank_b = 1;
+  int active_ranks = 2;     // ranks exchanging at once (--all-pairs: every rank with a pair)
+  bool cpu_copies = false;  // within a node: shared memory, the receiving CPU copies (copied_by: cpu)
   std::vector<std::size_t> sizes;
   std::vector<double> working_set;  // per size
   std::vector<double> pingpong_us;  // one way, half a round trip

@@ -108,14 +108,18 @@ class Walk {
     RankState &a = st_[from], &b = st_[to];
     const StepState &send = a.steps[si], &recv = b.steps[ri];
     const LinkCost& link = node_[from] == node_[to] ? m_.intra : m_.inter;
-    const double start = std::max({send.posted, recv.posted, a.send_free, b.recv_free});
+    double start = std::max({send.posted, recv.posted, a.send_free, b.recv_free});
+    // A CPU-copied link: the receiver's CPU copies the bytes in, so its compute unit is busy too.
+    if (link.cpu_copies) start = std::max(start, b.compute_free);
     const double busy = send.bytes * link.us_per_byte;
     // The ports stream the bytes; the latency is in flight and overlaps the next message.
     a.send_free = b.recv_free = start + busy;
-    const double end = start + link.alpha_us + busy;
+    if (link.cpu_copies) b.compute_free = start + busy;
+    const double alpha = link.alpha_for(send.bytes);
+    const double end = start + alpha + busy;
     Cost c = send.ready.total_us >= recv.ready.total_us ? send.ready : recv.ready;
-    c.latency_us += link.alpha_us;
-    c.bandwidth_us += end - link.alpha_us - c.total_us;
+    c.latency_us += alpha;
+    c.bandwidth_us += end - alpha - c.total_us;
     c.total_us = end;
     finish(from, si, c);
     finish(to, ri, c);

@@ -19,6 +19,18 @@ namespace arlab::detail {
 struct LinkCost {
   double alpha_us = 0;     // per message: the time from posting to the first byte arriving
   double us_per_byte = 0;  // beta: 1 / bandwidth of one direction, as one rank sees it
+  // Who moves a message's bytes: false, a DMA engine or NIC (the ports only); true, the
+  // receiving rank's CPU (shared memory between processes: the receiver copies the data in),
+  // so the transfer also occupies the receiver's compute unit and cannot overlap its reductions.
+  bool cpu_copies = false;
+  // A protocol switch (eager -> rendezvous): messages of more than rendezvous_bytes pay
+  // alpha_us_rendezvous instead of alpha_us (the handshake before the data moves); 0: no switch.
+  double rendezvous_bytes = 0;
+  double alpha_us_rendezvous = 0;
+
+  double alpha_for(double bytes) const {
+    return rendezvous_bytes > 0 && bytes > rendezvous_bytes ? alpha_us_rendezvous : alpha_us;
+  }
 };
 
 struct Machine {

@@ -120,9 +120,28 @@ struct Link {
 };
 
 Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
-  const auto f = r.mapping(node, what, {"alpha_us", "bandwidth_GBps", kBeyond}, {"alpha_us", "bandwidth_GBps"});
+  const auto f =
+      r.mapping(node, what, {"alpha_us", "bandwidth_GBps", kBeyond, "copied_by", "rendezvous_bytes", "alpha_us_rendezvous"},
+                {"alpha_us", "bandwidth_GBps"});
   Link l;
   l.cost.alpha_us = r.number(f.at("alpha_us"), what + ".alpha_us", true);
+  if (f.count("copied_by")) {
+    const std::string by = r.text(f.at("copied_by"), what + ".copied_by");
+    if (by != "cpu" && by != "dma")
+      r.fail(f.at("copied_by"), what + ".copied_by must be 'cpu' or 'dma', got '" + by + "'");
+    l.cost.cpu_copies = by == "cpu";
+  }
+  // The protocol switch: both fields or neither.
+  if (f.count("rendezvous_bytes") != f.count("alpha_us_rendezvous")) {
+    const bool has_bytes = f.count("rendezvous_bytes") != 0;
+    r.fail(f.at(has_bytes ? "rendezvous_bytes" : "alpha_us_rendezvous"),
+           what + (has_bytes ? ".rendezvous_bytes needs alpha_us_rendezvous" : ".alpha_us_rendezvous needs rendezvous_bytes") +
+               " (messages of more than rendezvous_bytes pay alpha_us_rendezvous)");
+  }
+  if (f.count("rendezvous_bytes")) {
+    l.cost.rendezvous_bytes = static_cast<double>(r.integer(f.at("rendezvous_bytes"), what + ".rendezvous_bytes", 1));
+    l.cost.alpha_us_rendezvous = r.number(f.at("alpha_us_rendezvous"), what + ".alpha_us_rendezvous", true);
+  }
   l.rate = rate(r, f, what);
   l.cost.us_per_byte = l.rate.in_cache;
   return l;

@@ -138,6 +138,38 @@ TEST(CalibrateFit, RecoversBothRegimesExactly) {
   }
 }
 
+TEST(CalibrateFit, FindsAnEagerToRendezvousStep) {
+  const auto x = sweep(8, 2 << 20, 4);  // 8 B .. 2 MiB, 10 sizes
+  std::vector<double> y;
+  for (double b : x) y.push_back((b <= 2048 ? 0.3 : 2.7) + b * 1e-3 / 9);
+  const LineFit f = fit_step_line(x, y);
+  EXPECT_EQ(f.step_bytes, 2048);
+  EXPECT_EQ(f.step_next, 8192);
+  EXPECT_NEAR(f.intercept, 0.3, 1e-9);
+  EXPECT_NEAR(f.intercept_above, 2.7, 1e-9);
+  EXPECT_NEAR(f.slope, 1e-3 / 9, 1e-12);
+  EXPECT_LT(f.max_rel, 1e-9);
+  EXPECT_NEAR(f.at(8192), 2.7 + 8192e-3 / 9, 1e-9);
+  // A plain line has no step, nor has a step down.
+  EXPECT_EQ(fit_step_line(x, line(x, 0.3, 1e-3 / 9)).step_bytes, 0);
+  std::vector<double> down;
+  for (double b : x) down.push_back((b <= 2048 ? 2.7 : 0.3) + b * 1e-3 / 9);
+  EXPECT_EQ(fit_step_line(x, down).step_bytes, 0);
+  // With two regimes the beyond-cache slope shares the intercept above the step.
+  std::vector<double> ws, y2 = y;
+  for (double b : x) ws.push_back(4 * b);
+  ws.push_back(4.0 * (8 << 20));
+  std::vector<double> x2 = x;
+  x2.push_back(8 << 20);
+  y2.push_back(2.7 + (8 << 20) * 1e-3 / 4);
+  const RegimeFit r = fit_regimes(x2, y2, ws, 32 << 20, true);
+  ASSERT_TRUE(r.beyond);
+  EXPECT_EQ(r.in_cache.step_bytes, 2048);
+  EXPECT_NEAR(r.beyond->intercept, 2.7, 1e-9);
+  EXPECT_NEAR(r.beyond->slope, 1e-3 / 4, 1e-12);
+  EXPECT_EQ(fit_regimes(x2, y2, ws, 32 << 20).in_cache.step_bytes, 0);  // no step unless asked
+}
+
 TEST(CalibrateFit, OneRegimeWithoutACacheOrWithoutSizesOnBothSides) {
   const auto x = sweep(8, 32 << 20, 4);
   std::vector<double> ws;
@@ -257,6 +289,24 @@ TEST(CalibrateTopology, BothRegimesReachTheFile) {
   }
 }
 
+TEST(CalibrateTopology, TheStepAndCpuCopiesReachTheFile) {
+  Calibration c = calibration(2, 2);
+  LineFit& f = c.intra->exchange.in_cache;
+  f.step_bytes = 2048;
+  f.step_next = 8192;
+  f.intercept_above = 2.75;
+  c.intra->cpu_copies = true;
+  const std::string yaml = topology_yaml(c);
+  const detail::Machine m = detail::parse_topology(yaml, "calibrated.yaml");
+  EXPECT_TRUE(m.intra.cpu_copies);
+  EXPECT_FALSE(m.inter.cpu_copies);
+  EXPECT_EQ(m.intra.rendezvous_bytes, 2048);
+  EXPECT_NEAR(m.intra.alpha_us_rendezvous, 2.75, 1e-9);
+  EXPECT_EQ(m.inter.rendezvous_bytes, 0);
+  for (const char* s : {"copied_by: cpu\n", "step up between 2 KiB and 8 KiB"})
+    EXPECT_NE(yaml.find(s), std::string::npos) << s << "\n" << yaml;
+}
+
 // A sysfs tree: cpuN/cache/indexK/{level,type,size,shared_cpu_list}.
 struct FakeSysfs {
   std::filesystem::path root = std::filesystem::temp_directory_path() / "arlab-test-sysfs-cpu";
@@ -322,6 +372,11 @@ TEST(CalibrateOptions, DefaultsQuickAndSizes) {
   EXPECT_EQ(*parse_calibrate_options(3, cache).options.cache_bytes, std::size_t{32} << 20);
   const char* one[] = {"arlab-calibrate", "--cache-bytes=0"};
   EXPECT_EQ(*parse_calibrate_options(2, one).options.cache_bytes, 0u);
+
+  EXPECT_FALSE(d.options.all_pairs);  // ranks 0 and 1 alone
+  const char* pairs[] = {"arlab-calibrate", "--all-pairs"};
+  EXPECT_TRUE(parse_calibrate_options(2, pairs).options.all_pairs);
+  EXPECT_NE(calibrate_usage().find("--all-pairs"), std::string::npos);
 }
 
 TEST(CalibrateOptions, BadFlagsAreOneLineNamingTheFlag) {

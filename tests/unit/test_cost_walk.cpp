@@ -3,6 +3,8 @@
 // regime, with the rates of the regime the call's working set falls in.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "algorithms/registry.hpp"
 #include "closed_forms.hpp"
 #include "model/cost_walk.hpp"
@@ -148,6 +150,60 @@ TEST(CostWalk, AtWorkingSetKeepsARateWithoutItsOwnBeyondCacheFigure) {
     EXPECT_EQ(x->copy_us_per_byte, kGamma);
     EXPECT_EQ(x->cache_bytes, 0);  // one regime: applying it again changes nothing
   }
+}
+
+// ---- A protocol switch: messages above rendezvous_bytes pay another alpha --------------------
+
+TEST(CostWalk, MessagesAboveTheRendezvousThresholdPayItsAlpha) {
+  const double alpha_rndv = 7.0;
+  Machine m = Machine::uniform(kAlpha, kBeta, kGamma);
+  m.intra.rendezvous_bytes = m.inter.rendezvous_bytes = 4096;
+  m.intra.alpha_us_rendezvous = m.inter.alpha_us_rendezvous = alpha_rndv;
+  const AlgorithmInfo& rd = *find_schedule_algorithm(Algorithm::RecursiveDoubling);
+  for (int p : {2, 4, 8}) {
+    // Recursive doubling sends the whole vector every step: 4096 B eager, 4100 B rendezvous.
+    const test::Uniform eager{kAlpha, kBeta, kGamma}, rndv{alpha_rndv, kBeta, kGamma};
+    const double below = test::closed_form(Algorithm::RecursiveDoubling, p, 4096, eager),
+                 above = test::closed_form(Algorithm::RecursiveDoubling, p, 4100, rndv);
+    EXPECT_NEAR(predict(rd, unpipelined(p, 1024), m).total_us, below, 0.01 * below) << p;
+    EXPECT_NEAR(predict(rd, unpipelined(p, 1025), m).total_us, above, 0.01 * above) << p;
+    const Cost c = predict(rd, unpipelined(p, 1025), m);
+    EXPECT_NEAR(c.latency_us, std::log2(p) * alpha_rndv, 1e-9) << p;
+  }
+}
+
+// ---- Links whose bytes a CPU copies (shared memory) ---------------------------------------
+
+TEST(CostWalk, ACpuCopiedReceiveOccupiesTheReceiversComputeUnit) {
+  // gamma = beta, so that overlapping receives with reductions halves the reduce-scatter.
+  Machine dma = Machine::uniform(kAlpha, kBeta, kBeta), cpu = dma;
+  cpu.intra.cpu_copies = cpu.inter.cpu_copies = true;
+  Shape s = unpipelined(2, 1 << 20);
+  s.chunk_bytes = 64 << 10;  // pipelined: 64 chunks per half
+  const AlgorithmInfo& ring = *find_schedule_algorithm(Algorithm::Ring);
+  const double n = 4.0 * (1 << 20);
+  // DMA: the ports bound it, n beta plus a chunk's pipeline fill; the CPU copies every received
+  // byte (n) and reduces half of them: at least n beta + n/2 gamma on one unit.
+  const double t_dma = predict(ring, s, dma).total_us, t_cpu = predict(ring, s, cpu).total_us;
+  EXPECT_LT(t_dma, 1.1 * n * kBeta);
+  EXPECT_GE(t_cpu, 1.5 * n * kBeta);
+  EXPECT_LT(t_cpu, 1.6 * n * kBeta);
+  const Cost c = predict(ring, s, cpu);
+  EXPECT_NEAR(c.latency_us + c.bandwidth_us + c.reduce_us, c.total_us, 1e-6 * c.total_us);
+}
+
+TEST(CostWalk, CpuCopiesChangeNothingWhereNothingOverlaps) {
+  // Unpipelined, every step's reduction waits for its receive anyway: the closed forms hold.
+  Machine cpu = Machine::uniform(kAlpha, kBeta, kGamma);
+  cpu.intra.cpu_copies = cpu.inter.cpu_copies = true;
+  for (Algorithm a : {Algorithm::Ring, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner})
+    for (int p : {2, 3, 4, 8}) {
+      const std::size_t count = 720720;
+      const double expected = closed_form(a, p, count * 4.0);
+      EXPECT_NEAR(predict(*find_schedule_algorithm(a), unpipelined(p, count), cpu).total_us, expected,
+                  0.01 * expected)
+          << to_string(a) << " p=" << p;
+    }
 }
 
 }  // namespace

@@ -79,7 +79,7 @@ TEST(Topology, EveryShippedFileLoads) {
     s.count = 1 << 16;
     for (const auto& info : schedule_algorithm_table()) EXPECT_GT(predict(info, s, m).total_us, 0) << info.name;
   }
-  EXPECT_EQ(files, 6);
+  EXPECT_EQ(files, 7);
   const Machine h100 = load_topology(std::string(ARLAB_TOPOLOGY_DIR) + "/h100-2node-ndr.yaml");
   EXPECT_EQ(h100.nodes, 2);
   EXPECT_EQ(h100.ranks_per_node, 8);
@@ -98,6 +98,52 @@ TEST(Topology, LocalFileEqualsTheBuiltInDefaults) {
   EXPECT_DOUBLE_EQ(file.beyond_cache.inter_us_per_byte, built_in.beyond_cache.inter_us_per_byte);
   EXPECT_DOUBLE_EQ(file.beyond_cache.reduce_us_per_byte, built_in.beyond_cache.reduce_us_per_byte);
   EXPECT_DOUBLE_EQ(file.beyond_cache.copy_us_per_byte, built_in.beyond_cache.copy_us_per_byte);
+  EXPECT_EQ(file.intra.cpu_copies, built_in.intra.cpu_copies);
+  EXPECT_EQ(file.inter.cpu_copies, built_in.inter.cpu_copies);
+  EXPECT_DOUBLE_EQ(file.intra.rendezvous_bytes, built_in.intra.rendezvous_bytes);
+  EXPECT_DOUBLE_EQ(file.intra.alpha_us_rendezvous, built_in.intra.alpha_us_rendezvous);
+  EXPECT_TRUE(file.intra.cpu_copies);  // shared memory: the receiving CPU copies
+}
+
+TEST(Topology, CopiedByNamesWhoMovesAMessagesBytes) {
+  EXPECT_FALSE(parse_topology(edited("", "")).intra.cpu_copies);  // default: DMA, ports only
+  const Machine cpu = parse_topology(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, copied_by: cpu"));
+  EXPECT_TRUE(cpu.intra.cpu_copies);
+  EXPECT_FALSE(cpu.inter.cpu_copies);
+  EXPECT_FALSE(parse_topology(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, copied_by: dma")).intra.cpu_copies);
+  EXPECT_NE(error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, copied_by: gpu"))
+                .find("links.intra.copied_by must be 'cpu' or 'dma', got 'gpu'"),
+            std::string::npos);
+}
+
+TEST(Topology, ARendezvousThresholdNeedsItsAlpha) {
+  const Machine m = parse_topology(
+      edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, rendezvous_bytes: 4096, alpha_us_rendezvous: 3.5"));
+  EXPECT_DOUBLE_EQ(m.intra.rendezvous_bytes, 4096);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_us_rendezvous, 3.5);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(4096), 0.7);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(4097), 3.5);
+  EXPECT_DOUBLE_EQ(m.inter.rendezvous_bytes, 0);
+  EXPECT_DOUBLE_EQ(m.inter.alpha_for(1e9), 5.0);
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, rendezvous_bytes: 4096")),
+            "t.yaml:5:66: links.intra.rendezvous_bytes needs alpha_us_rendezvous (messages of more than "
+            "rendezvous_bytes pay alpha_us_rendezvous)");
+  EXPECT_NE(error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, alpha_us_rendezvous: 3")).find("needs rendezvous_bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, rendezvous_bytes: 0, alpha_us_rendezvous: 3"))
+                .find("rendezvous_bytes must be at least 1"),
+            std::string::npos);
+}
+
+TEST(Topology, ShippedGpuAndClusterFilesAreCopiedByDma) {
+  for (const char* f : {"h100-8gpu-nvlink.yaml", "h100-2node-ndr.yaml", "h100-16node-ndr.yaml", "pcie-gen5-8gpu.yaml",
+                        "cpu-32node-100gbe.yaml"}) {
+    const Machine m = load_topology(std::string(ARLAB_TOPOLOGY_DIR) + "/" + f);
+    EXPECT_FALSE(m.intra.cpu_copies) << f;
+    EXPECT_FALSE(m.inter.cpu_copies) << f;
+    EXPECT_EQ(m.intra.rendezvous_bytes, 0) << f;  // one alpha per link: the walk as before
+    EXPECT_EQ(m.inter.rendezvous_bytes, 0) << f;
+  }
 }
 
 TEST(Topology, OptionalFields) {
@@ -174,7 +220,7 @@ TEST(Topology, UnknownKeysListTheValidOnes) {
             "ranks_per_node, rank_to_node, cache_bytes, links, reduce, copy");
   EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwith_GBps: 150")),
             "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps, "
-            "bandwidth_GBps_beyond_cache");
+            "bandwidth_GBps_beyond_cache, copied_by, rendezvous_bytes, alpha_us_rendezvous");
   EXPECT_EQ(error_of(edited("  inter:", "  intre:")),
             "t.yaml:6:3: unknown key 'intre' in links; valid keys: intra, inter");
   EXPECT_EQ(error_of(edited("nodes: 2", "nodes: 2\nnodes: 3")), "t.yaml:3:1: key 'nodes' appears twice in the topology");
