@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "core/environment.hpp"
+
 namespace arlab::tool {
 namespace {
 
@@ -54,24 +56,7 @@ struct BadArgument {
                     std::string(expected)};
 }
 
-std::optional<std::size_t> parse_size(std::string_view s) {
-  std::uint64_t mult = 1;
-  if (!s.empty()) {
-    switch (s.back()) {
-      case 'k': case 'K': mult = std::uint64_t{1} << 10; break;
-      case 'm': case 'M': mult = std::uint64_t{1} << 20; break;
-      case 'g': case 'G': mult = std::uint64_t{1} << 30; break;
-      default: break;
-    }
-    if (mult != 1) s.remove_suffix(1);
-  }
-  std::uint64_t n = 0;
-  if (s.empty()) return std::nullopt;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
-  if (n > std::numeric_limits<std::size_t>::max() / mult) return std::nullopt;
-  return static_cast<std::size_t>(n * mult);
-}
+using detail::parse_size;  // "8", "64K", "1M", "2G" (powers of 1024, either case)
 
 void parse_sizes(CalibrateOptions& o, std::string_view flag, const std::string& v) {
   constexpr const char* kExpected =
