@@ -8,20 +8,14 @@
 #include <sstream>
 #include <string_view>
 
+#include "cli.hpp"
 #include "core/environment.hpp"
 
 namespace arlab::tool {
 namespace {
 
-struct Flag {
-  const char* name;
-  const char* alias;    // a short form, or nullptr
-  const char* metavar;  // nullptr: takes no value
-  const char* help;
-  const char* default_text;
-};
 
-constexpr Flag kFlags[] = {
+constexpr cli::Flag kFlags[] = {
     {"--transport", "-t", "NAME", "transport to measure: mpi, ucx or ucx-rma", "mpi"},
     {"--output", "-o", "FILE", "write the fitted machine to FILE as a topology file (docs/model.md)",
      "none: print only"},
@@ -47,42 +41,24 @@ constexpr Flag kFlags[] = {
     {"--help", "-h", nullptr, "print this help and exit", nullptr},
 };
 
-struct BadArgument {
-  std::string message;
-};
-
-[[noreturn]] void bad_value(std::string_view flag, std::string_view value, std::string_view expected) {
-  throw BadArgument{"bad value '" + std::string(value) + "' for " + std::string(flag) + ": expected " +
-                    std::string(expected)};
-}
-
-using detail::parse_size;  // "8", "64K", "1M", "2G" (powers of 1024, either case)
+using cli::BadArgument;
+using cli::bad_value;
+using detail::parse_size;
 
 void parse_sizes(CalibrateOptions& o, std::string_view flag, const std::string& v) {
   constexpr const char* kExpected =
       "MIN:MAX[:FACTOR] with 1 <= MIN < MAX <= 1G, sizes in bytes (K, M, G suffixes) and an integer FACTOR "
       ">= 2, e.g. 8:64M:4";
-  std::vector<std::string> parts;
-  std::istringstream in(v);
-  for (std::string part; std::getline(in, part, ':');) parts.push_back(part);
-  if (parts.size() < 2 || parts.size() > 3 || v.back() == ':') bad_value(flag, v, kExpected);
-  const auto lo = parse_size(parts[0]), hi = parse_size(parts[1]);
-  if (!lo || !hi || *lo == 0 || *lo >= *hi || *hi > (std::size_t{1} << 30)) bad_value(flag, v, kExpected);
-  std::size_t factor = 4;
-  if (parts.size() == 3) {
-    unsigned long long f = 0;
-    auto [end, ec] = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), f);
-    if (ec != std::errc{} || end != parts[2].data() + parts[2].size() || f < 2 || f > (1u << 20))
-      bad_value(flag, v, kExpected);
-    factor = static_cast<std::size_t>(f);
-  }
-  if (*lo * factor > *hi) bad_value(flag, v, std::string(kExpected) + " (at least two sizes: MIN x FACTOR <= MAX)");
-  o.min_bytes = *lo;
-  o.max_bytes = *hi;
-  o.factor = factor;
+  const cli::SizeRange r = cli::parse_range(flag, v, 4, kExpected);
+  if (r.min_bytes >= r.max_bytes || r.max_bytes > (std::size_t{1} << 30)) bad_value(flag, v, kExpected);
+  if (r.min_bytes * r.factor > r.max_bytes)
+    bad_value(flag, v, std::string(kExpected) + " (at least two sizes: MIN x FACTOR <= MAX)");
+  o.min_bytes = r.min_bytes;
+  o.max_bytes = r.max_bytes;
+  o.factor = r.factor;
 }
 
-void apply(CalibrateOptions& o, const Flag& f, const std::string& v, bool& sizes_given) {
+void apply(CalibrateOptions& o, const cli::Flag& f, const std::string& v, bool& sizes_given) {
   const std::string_view flag = f.name;
   if (flag == "--transport") {
     if (v == "mpi") o.transport = TransportKind::Mpi;
@@ -117,11 +93,6 @@ void apply(CalibrateOptions& o, const Flag& f, const std::string& v, bool& sizes
   }
 }
 
-std::string flag_names() {
-  std::string out;
-  for (const Flag& f : kFlags) out += (out.empty() ? "" : ", ") + std::string(f.name);
-  return out;
-}
 
 }  // namespace
 
@@ -129,34 +100,11 @@ CalibrateParse parse_calibrate_options(int argc, const char* const* argv) {
   CalibrateParse r;
   bool sizes_given = false;
   try {
-    for (int i = 1; i < argc; ++i) {
-      std::string arg = argv[i];
-      std::string value;
-      bool inline_value = false;
-      if (const auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        arg.resize(eq);
-        inline_value = true;
-      }
-      const Flag* flag = nullptr;
-      for (const Flag& f : kFlags)
-        if (arg == f.name || (f.alias && arg == f.alias)) flag = &f;
-      if (!flag) throw BadArgument{"unknown argument '" + std::string(argv[i]) + "'; flags: " + flag_names()};
-      arg = flag->name;
-      if (arg == "--help") {
-        r.status = CalibrateParse::Status::Help;
-        return r;
-      }
-      if (!flag->metavar) {
-        if (inline_value) throw BadArgument{arg + " takes no value"};
-        apply(r.options, *flag, "", sizes_given);
-        continue;
-      }
-      if (!inline_value) {
-        if (i + 1 >= argc) throw BadArgument{arg + " needs a value: " + flag->metavar + " (" + flag->help + ")"};
-        value = argv[++i];
-      }
-      apply(r.options, *flag, value, sizes_given);
+    const bool run = cli::walk(argc, argv, kFlags,
+                               [&](const cli::Flag& f, const std::string& v) { apply(r.options, f, v, sizes_given); });
+    if (!run) {
+      r.status = CalibrateParse::Status::Help;
+      return r;
     }
     if (r.options.quick) {
       r.options.sample_ms = 1;
@@ -188,44 +136,15 @@ std::string calibrate_usage() {
       "second bandwidth beyond it. Prints each fit with its residuals, and with -o writes a topology\n"
       "file that arlab-model and ARLAB_TOPOLOGY accept. Never fits to all-reduce times.\n"
       "\n";
-  for (const Flag& f : kFlags) {
-    std::string head = "  ";
-    if (f.alias) head.append(f.alias).append(", ");
-    head.append(f.name);
-    if (f.metavar) head.append(" ").append(f.metavar);
-    if (head.size() < 30) head.resize(30, ' ');
-    else head.append("\n").append(30, ' ');
-    out.append(head).append(f.help);
-    if (f.default_text) out += " (default: " + std::string(f.default_text) + ")";
-    out += "\n";
-  }
+  out += cli::flag_table(kFlags, 30);
   out += "\nExit status: 0 on success, 1 when a measurement or the output file fails, 2 on a bad flag.\n";
   return out;
 }
 
 std::vector<std::size_t> calibrate_sizes(const CalibrateOptions& o, std::size_t multiple) {
-  std::vector<std::size_t> out;
-  for (std::size_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
-    const std::size_t bytes = b / multiple * multiple;
-    if (bytes > 0 && (out.empty() || out.back() != bytes)) out.push_back(bytes);
-    if (b > std::numeric_limits<std::size_t>::max() / o.factor) break;
-  }
-  return out;
+  return cli::geometric_sizes({o.min_bytes, o.max_bytes, o.factor}, multiple);
 }
 
-std::string size_text(double bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 3) {
-    bytes /= 1024;
-    ++u;
-  }
-  char buf[32];
-  if (u == 0 || std::fabs(bytes - std::round(bytes)) < 0.05)
-    std::snprintf(buf, sizeof buf, "%.0f %s", bytes, kUnits[u]);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", bytes, kUnits[u]);
-  return buf;
-}
+std::string size_text(double bytes) { return cli::human_bytes(bytes); }
 
 }  // namespace arlab::tool

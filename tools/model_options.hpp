@@ -1,6 +1,8 @@
 // arlab-model command line: the flags, their defaults, --help, and the list of sizes.
 #pragma once
 
+#include "cli.hpp"
+
 #include <arlab/arlab.hpp>
 
 #include <cstddef>
@@ -39,6 +41,6 @@ std::string usage();
 std::vector<std::size_t> sweep_sizes(const ModelOptions&);
 
 // 8 -> "8 B", 4096 -> "4 KiB", 38304 -> "37.4 KiB", 1 << 30 -> "1 GiB".
-std::string human_bytes(double bytes);
+using cli::human_bytes;
 
 }  // namespace arlab::tool
