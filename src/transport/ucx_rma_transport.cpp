@@ -62,8 +62,6 @@ class UcxRmaTransport final : public Transport {
   UcxRmaTransport(MPI_Comm comm, double timeout_s)
       : ucx_(comm, "ucx-rma", UCP_FEATURE_RMA | UCP_FEATURE_AM, sizeof(Request), timeout_s),
         cache_(ucx_.context(), kMaxRegistrations, [this](const Registration& r) { retire(r); }) {
-    if (ucx_.size() > (1 << 20))
-      throw Error(Error::Code::Unavailable, "arlab: the ucx-rma transport supports up to 2^20 ranks");
     map_flags();
     set_handler(kCtsAm, &UcxRmaTransport::on_cts);
     set_handler(kRetireAm, &UcxRmaTransport::on_retire);
@@ -85,7 +83,7 @@ class UcxRmaTransport final : public Transport {
   std::string name() const override { return ucx_.name(); }
 
   void begin_run(std::span<const Region> regions) override {
-    call_ = (call_ + 1) & 0xffff;
+    ucx_.next_call();
     cache_.refresh();
     for (const Region& r : regions)
       if (r.bytes) cache_.get(r.base, r.bytes);
@@ -219,10 +217,7 @@ class UcxRmaTransport final : public Transport {
   };
 
   std::uint64_t message_key(int index) const {
-    if (static_cast<unsigned>(index) >= (1u << 20))
-      throw Error(Error::Code::Internal, "arlab: ucx-rma message index " + std::to_string(index) +
-                                             " exceeds 20 bits; raise ARLAB_CHUNK_BYTES");
-    return (std::uint64_t{call_} << 20) | static_cast<std::uint64_t>(index);
+    return (std::uint64_t{ucx_.call()} << UcxWorker::kIndexBits) | ucx_.checked_index(index);
   }
   static std::uint64_t channel_key(int peer, std::uint64_t message) {
     return (static_cast<std::uint64_t>(peer) << 36) | message;
@@ -453,7 +448,6 @@ class UcxRmaTransport final : public Transport {
   UcxWorker ucx_;
   RegistrationCache cache_;
   bool closing_ = false;
-  unsigned call_ = 0;
   std::uint64_t last_token_ = 0;
 
   ucp_mem_h flags_memh_ = nullptr;

@@ -22,15 +22,10 @@ namespace arlab::detail {
 
 namespace {
 
-constexpr unsigned kRankBits = 20, kIndexBits = 20;
-
 class UcxTagTransport final : public Transport {
  public:
   UcxTagTransport(MPI_Comm comm, double timeout_s)
-      : ucx_(comm, "ucx", UCP_FEATURE_TAG, 0, timeout_s) {
-    if (ucx_.size() > (1 << kRankBits))
-      throw Error(Error::Code::Unavailable, "arlab: the ucx transport supports up to 2^20 ranks");
-  }
+      : ucx_(comm, "ucx", UCP_FEATURE_TAG, 0, timeout_s) {}
   ~UcxTagTransport() override {
     if (slots_.active() > 0) cancel_all();  // only after a failed call; then quiesce skips the barrier
     ucx_.quiesce();
@@ -41,7 +36,7 @@ class UcxTagTransport final : public Transport {
   int size() const override { return ucx_.size(); }
   std::string name() const override { return ucx_.name(); }
 
-  void begin_run(std::span<const Region>) override { call_ = (call_ + 1) & 0xffff; }
+  void begin_run(std::span<const Region>) override { ucx_.next_call(); }
 
   Request isend(int peer, int tag, const void* buf, std::size_t bytes) override {
     const Request slot = allocate();
@@ -101,11 +96,8 @@ class UcxTagTransport final : public Transport {
 
  private:
   ucp_tag_t tag_of(int sender, int index) const {
-    if (static_cast<unsigned>(index) >= (1u << kIndexBits))
-      throw Error(Error::Code::Internal, "arlab: ucx message index " + std::to_string(index) +
-                                             " exceeds the tag's 20 bits; raise ARLAB_CHUNK_BYTES");
-    return (ucp_tag_t{ucx_.comm_id()} << 56) | (ucp_tag_t{call_} << 40) |
-           (static_cast<ucp_tag_t>(sender) << kIndexBits) | static_cast<ucp_tag_t>(index);
+    return (ucp_tag_t{ucx_.comm_id()} << 56) | (ucp_tag_t{ucx_.call()} << 40) |
+           (static_cast<ucp_tag_t>(sender) << UcxWorker::kIndexBits) | ucx_.checked_index(index);
   }
 
   // The callback finds its slot through user_data, which points at a stable per-slot record
@@ -184,7 +176,6 @@ class UcxTagTransport final : public Transport {
   }
 
   UcxWorker ucx_;
-  unsigned call_ = 0;
   std::vector<ucs_status_ptr_t> pending_;  // per slot: the UCX request, or null when none
   struct SlotRef {
     UcxTagTransport* self;

@@ -23,6 +23,8 @@ UcxWorker::UcxWorker(MPI_Comm comm, std::string transport_name, std::uint64_t fe
     : comm_(comm), name_(std::move(transport_name)), timeout_s_(timeout_s) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  if (size_ > (1 << kRankBits))
+    throw Error(Error::Code::Unavailable, "arlab: the " + name_ + " transport supports up to 2^20 ranks");
 
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
@@ -101,6 +103,13 @@ void UcxWorker::on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
     e->self->failed_peer_ = e->peer;
     e->self->failed_status_ = status;
   }
+}
+
+std::uint64_t UcxWorker::checked_index(int index) const {
+  if (static_cast<unsigned>(index) >= (1u << kIndexBits))
+    throw Error(Error::Code::Internal, "arlab: " + name_ + " message index " + std::to_string(index) +
+                                           " exceeds 20 bits; raise ARLAB_CHUNK_BYTES");
+  return static_cast<std::uint64_t>(index);
 }
 
 unsigned UcxWorker::progress(bool idle) {

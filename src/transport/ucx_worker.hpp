@@ -11,6 +11,7 @@
 #include <mpi.h>
 #include <ucp/api/ucp.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,13 @@ class UcxWorker {
   // An id all ranks of the communicator agree on, distinct among this process's live
   // communicators (mod 256).
   unsigned comm_id() const { return comm_id_; }
+
+  // Both transports name a message by (call, index): the call number advances once per run
+  // (16 bits, wrapping); the index is the executor's position on the channel (20 bits).
+  static constexpr unsigned kIndexBits = 20, kRankBits = 20;
+  unsigned next_call() { return call_ = (call_ + 1) & 0xffff; }
+  unsigned call() const { return call_; }
+  std::uint64_t checked_index(int index) const;
 
   ucp_ep_h endpoint(int peer) {
     ucp_ep_h ep = endpoints_[peer];
@@ -88,6 +96,7 @@ class UcxWorker {
   unsigned idle_polls_ = 0;
   bool broken_ = false;
   bool quiesced_ = false;
+  unsigned call_ = 0;
 };
 
 }  // namespace arlab::detail
