@@ -50,8 +50,8 @@ void print_header(std::FILE* out, const RunInfo& r, const HeaderExtras& x) {
                x.model_note.c_str());
   std::fprintf(out, "# sizes: %s; type: %s; op: %s; sections: %s\n", x.sizes.c_str(), join(r.dtypes).c_str(),
                join(r.ops).c_str(), x.sections.c_str());
-  std::fprintf(out, "# iterations: %d warm-up, %d timed per line and section; check: %s\n", r.warmup, r.iters,
-               r.check ? "one more call outside the timed loop, every element (-c 1)" : "off (-c 0)");
+  std::fprintf(out, "# iterations: %d warm-up, %d timed per line and section%s; check: %s\n", r.warmup, r.iters,
+               r.rounds > 1 ? (", in " + std::to_string(r.rounds) + " interleaved rounds").c_str() : "", r.check ? "one more call outside the timed loop, every element (-c 1)" : "off (-c 0)");
   std::fprintf(out, "# time: %s\n", r.timing.c_str());
   std::fprintf(out, "# algbw = size / time (GB = 1e9 bytes); busbw = algbw x 2(p-1)/p (nccl-tests); "
                     "pred = the model's time; err%% = (time - pred) / time\n");

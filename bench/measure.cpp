@@ -24,6 +24,7 @@ Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, cons
   std::vector<double> local(static_cast<std::size_t>(loop.iters), 0.0), slowest(local.size(), 0.0);
   std::optional<Failure> failed;
   for (double& t : local) {
+    if (loop.fresh_input && !failed) checker.fill(c.in_place ? recv : send_buf, c.count);
     MPI_Barrier(world);
     if (failed) continue;
     const double t0 = MPI_Wtime();
@@ -70,6 +71,22 @@ Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, cons
   }
   out.section = s;
   return out;
+}
+
+Section combine_rounds(const std::vector<Section>& rounds, std::size_t bytes, int nranks) {
+  std::vector<double> times;
+  Section s = rounds.back();
+  for (const Section& r : rounds) {
+    times.push_back(r.time_us);
+    s.min_us = std::min(s.min_us, r.min_us);
+    s.max_us = std::max(s.max_us, r.max_us);
+  }
+  std::sort(times.begin(), times.end());
+  const std::size_t mid = times.size() / 2;
+  s.time_us = times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+  s.algbw_GBps = algbw_GBps(bytes, s.time_us);
+  s.busbw_GBps = busbw_GBps(s.algbw_GBps, nranks);
+  return s;
 }
 
 }  // namespace arlab::bench

@@ -2,10 +2,12 @@
 //
 //   fill the send buffer (in place: the receive buffer) with this rank's pattern
 //   -w calls untimed
-//   -n calls, each between barriers: MPI_Barrier, t0, allreduce, t1
+//   -n calls, each between barriers: MPI_Barrier, t0, allreduce, t1; with --fresh-input the
+//         input is written anew before each barrier, as a training step's new gradients are
 //   -c 1: one more call on fresh data (out of place: the receive buffer first poisoned), then
 //         every element of the result checked, and out of place the send buffer too
 // Rank 0 gets, per call, the slowest rank's time, and reports their average, min and max.
+// With --rounds the sweep runs such a loop per round and combines them (combine_rounds).
 #pragma once
 
 #include <arlab/arlab.hpp>
@@ -13,6 +15,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agree.hpp"
 #include "check.hpp"
@@ -31,6 +34,7 @@ struct Call {
 struct Loop {
   int iters = 20, warmup = 5;
   bool check = true;
+  bool fresh_input = false;  // rewrite the input before every timed call (untimed)
 };
 
 struct Outcome {
@@ -42,5 +46,10 @@ struct Outcome {
 // Collective over `world`. `send` is only used out of place; both hold the largest size.
 Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, const Call& call, const Loop& loop,
                 void* send, void* recv);
+
+// One section from the rounds of a line (rank 0's times): the median round's average (the
+// mean of the two middle ones for an even count), the min and max over every call, and the
+// wrong count of the round that was checked (the last).
+Section combine_rounds(const std::vector<Section>& rounds, std::size_t bytes, int nranks);
 
 }  // namespace arlab::bench

@@ -138,6 +138,9 @@ constexpr Flag kFlags[] = {
     {'o', "op", "OP", "sum, prod, min, max, avg, a comma list, or all", "sum"},
     {'n', "iters", "N", "timed iterations per size, algorithm, transport and section", "20"},
     {'w', "warmup_iters", "N", "untimed iterations before each timed loop", "5"},
+    {0, "rounds", "N", "measure the lines of each size in N interleaved rounds (every line's -w and -n "
+     "calls, line after line, N times over) and show each line's median round: a slow phase of a "
+     "shared machine then falls on every algorithm alike instead of on whichever ran during it", "1"},
     {'c', "check", "0|1", "1: one more call outside the timed loop, on fresh data, and count the "
      "wrong elements (#wrong); 0: no check (#wrong N/A)", "1"},
     {'t', "transport", "LIST", "comma list of mpi, ucx, ucx-rma, or all (every transport this "
@@ -153,6 +156,10 @@ constexpr Flag kFlags[] = {
     {0, "csv", "FILE", "write the same records as CSV, with a header row (rank 0)", "none"},
     {0, "plot", "FILE.png", "draw busbw and time against size with bench/plot.py (needs "
      "python3-matplotlib; ARLAB_BENCH_PYTHON names the interpreter)", "none"},
+    {0, "fresh-input", nullptr, "write the input anew before every timed call (untimed), as each "
+     "training step brings new gradients; without it every call reduces the same send buffer, "
+     "which on a CPU node the other ranks may still hold in their caches from the last call",
+     "off: the same input every call, as nccl-tests"},
     {'q', "quiet", nullptr, "the table only: no header, notes or footer on stdout", nullptr},
     {0, "progress", nullptr, "progress on stderr even when stderr is not a terminal", "only on a terminal"},
     {'h', "help", nullptr, "print this help and exit", nullptr},
@@ -201,6 +208,8 @@ void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::st
     o.iters = parse_bounded(shown, v, 1, 1000000, "an integer from 1 to 1000000");
   } else if (name == "warmup_iters") {
     o.warmup = parse_bounded(shown, v, 0, 1000000, "an integer from 0 to 1000000");
+  } else if (name == "rounds") {
+    o.rounds = parse_bounded(shown, v, 1, 1000, "an integer from 1 to 1000");
   } else if (name == "check") {
     o.check = parse_bool(shown, v);
   } else if (name == "transport") {
@@ -222,12 +231,13 @@ void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::st
   }
 }
 
-// The flags without a value: -q, --progress, -h.
+// The flags without a value: -q, --progress, --fresh-input, -h.
 ParseResult::Status apply_switch(BenchOptions& o, const Flag& f) {
   const std::string_view name = f.long_name;
   if (name == "help") return ParseResult::Status::Help;
   if (name == "quiet") o.quiet = true;
   if (name == "progress") o.progress = true;
+  if (name == "fresh-input") o.fresh_input = true;
   return ParseResult::Status::Run;
 }
 

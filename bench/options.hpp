@@ -21,6 +21,8 @@ struct BenchOptions {
   std::vector<ReduceOp> ops{ReduceOp::Sum};         // -o
   int iters = 20;                                 // -n
   int warmup = 5;                                 // -w
+  int rounds = 1;                                 // --rounds
+  bool fresh_input = false;                       // --fresh-input
   bool check = true;                              // -c
   std::vector<TransportKind> transports{TransportKind::Mpi};  // -t
   bool out_of_place = true;                       // -z 0: both sections; -z 1: in place only

@@ -104,6 +104,8 @@ std::string to_json(const RunInfo& info, const std::vector<Line>& lines) {
   out += ", \"ops\": " + string_list(info.ops);
   out += ", \"iters\": " + std::to_string(info.iters);
   out += ", \"warmup\": " + std::to_string(info.warmup);
+  out += ", \"rounds\": " + std::to_string(info.rounds);
+  out += ", \"fresh_input\": " + std::string(info.fresh_input ? "true" : "false");
   out += ", \"check\": " + std::string(info.check ? "true" : "false");
   out += ", \"timing\": " + json_string(info.timing);
   out += "},\n\"records\": [";

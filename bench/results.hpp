@@ -52,7 +52,8 @@ struct RunInfo {
   std::vector<std::string> transports;  // as run
   std::vector<std::string> algorithms;  // as run
   std::vector<std::string> dtypes, ops;
-  int iters = 0, warmup = 0;
+  int iters = 0, warmup = 0, rounds = 1;
+  bool fresh_input = false;
   bool check = true;
   std::string timing;                   // one sentence on how times are taken
 };

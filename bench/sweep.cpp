@@ -203,8 +203,14 @@ void Bench::fill_info() {
   info_.iters = o_.iters;
   info_.warmup = o_.warmup;
   info_.check = o_.check;
+  info_.rounds = o_.rounds;
+  info_.fresh_input = o_.fresh_input;
   info_.timing = "each call timed between barriers; per call the slowest rank's time; the average over the " +
                  std::to_string(o_.iters) + " calls (their min and max in --json and --csv)";
+  if (o_.fresh_input) info_.timing += "; the input written anew before each call (--fresh-input, untimed)";
+  if (o_.rounds > 1)
+    info_.timing += "; the lines of a size measured in " + std::to_string(o_.rounds) +
+                    " interleaved rounds, each line's median round shown (min and max over every round's calls)";
 }
 
 void Bench::plan_progress() {
@@ -218,6 +224,8 @@ void Bench::plan_progress() {
       steps += per_size * o_.ops.size();
       weight += static_cast<double>(per_size * o_.ops.size()) * step_weight(s);
     }
+  steps *= static_cast<std::size_t>(o_.rounds);
+  weight *= o_.rounds;
   progress_.plan(steps, weight);
 }
 
@@ -234,73 +242,107 @@ void Bench::sweep() {
             // No model for this call: pred shows "-".
           }
         }
-        for (Channel& ch : channels_)
-          for (Algorithm a : algorithms_)
-            if (!is_baseline(a) || &ch == &channels_.front()) measure_line(ch, a, dtype, op, size, checker, plan);
+        measure_size(dtype, op, size, checker, plan);
         write_outputs();
       }
     }
   }
 }
 
-void Bench::measure_line(Channel& ch, Algorithm a, DataType dtype, ReduceOp op, std::size_t size,
-                         const Checker& checker, const std::optional<Plan>& plan) {
+// A line of one size while its rounds run.
+struct Bench::Pending {
+  Channel* ch = nullptr;
+  Algorithm algorithm = Algorithm::Auto;
+  std::vector<Section> rounds[2];  // out of place, in place: one per finished round
+  std::vector<std::string> wrong_notes;
+  bool failed = false;
+};
+
+void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Checker& checker,
+                         const std::optional<Plan>& plan) {
   const double weight = step_weight(size);
   const bool sections[] = {o_.out_of_place, o_.in_place};
-  if (std::find(ch.dropped.begin(), ch.dropped.end(), a) != ch.dropped.end()) {
-    for (bool run : sections)
-      if (run) progress_.forget(weight);
-    return;
+  const int per_round = int{o_.out_of_place} + int{o_.in_place};
+  std::vector<Pending> pending;
+  for (Channel& ch : channels_)
+    for (Algorithm a : algorithms_) {
+      if (is_baseline(a) && &ch != &channels_.front()) continue;
+      if (std::find(ch.dropped.begin(), ch.dropped.end(), a) != ch.dropped.end()) {
+        progress_.forget(weight * per_round * o_.rounds);
+        continue;
+      }
+      Pending& p = pending.emplace_back();
+      p.ch = &ch;
+      p.algorithm = a;
+    }
+  const std::size_t count = size / size_of(dtype);
+  for (int round = 0; round < o_.rounds; ++round) {
+    const bool checked = o_.check && round + 1 == o_.rounds;  // the last round checks
+    for (Pending& p : pending) {
+      for (int k = 0; k < 2; ++k) {
+        if (!sections[k]) continue;
+        if (p.failed) {
+          progress_.forget(weight);
+          continue;
+        }
+        const bool in_place = k == 1;
+        progress_.begin(format_bytes(size) + " " + to_string(dtype) + " " + to_string(op) + ": " +
+                            to_string(p.algorithm) + " over " +
+                            (is_baseline(p.algorithm) ? std::string("native") : to_string(p.ch->kind)) +
+                            (in_place ? ", in place" : ", out of place") +
+                            (o_.rounds > 1 ? ", round " + std::to_string(round + 1) : std::string()),
+                        weight);
+        const Call call{p.algorithm, count, dtype, op, in_place};
+        const Outcome r = measure(world_, *p.ch->comm, checker, call, Loop{o_.iters, o_.warmup, checked, o_.fresh_input},
+                                  send_.get(), recv_.get());
+        progress_.end();
+        if (r.failure) {
+          drop(*p.ch, p.algorithm, size, *r.failure);
+          p.failed = true;
+          continue;
+        }
+        if (r.section->wrong) wrong_ += *r.section->wrong;
+        if (!r.first_wrong.empty())
+          p.wrong_notes.push_back(std::string("  first wrong value ") + (in_place ? "in place " : "out of place ") +
+                                  r.first_wrong);
+        p.rounds[k].push_back(*r.section);
+      }
+    }
   }
+  if (rank_ != 0) return;
+  for (const Pending& p : pending) print_pending(p, dtype, op, size, plan);
+}
+
+void Bench::print_pending(const Pending& p, DataType dtype, ReduceOp op, std::size_t size,
+                          const std::optional<Plan>& plan) {
   Line line;
   line.size = size;
   line.count = size / size_of(dtype);
   line.dtype = dtype;
   line.op = op;
-  line.algorithm = a;
-  line.transport = ch.kind;
+  line.algorithm = p.algorithm;
+  line.transport = p.ch->kind;
   line.ranks = nranks_;
-  std::vector<std::string> wrong_notes;
-  bool failed = false;
-  for (int k = 0; k < 2; ++k) {
-    if (!sections[k]) continue;
-    const bool in_place = k == 1;
-    if (failed) {
-      progress_.forget(weight);
-      continue;
-    }
-    progress_.begin(format_bytes(size) + " " + to_string(dtype) + " " + to_string(op) + ": " + to_string(a) +
-                        " over " + (is_baseline(a) ? std::string("native") : to_string(ch.kind)) +
-                        (in_place ? ", in place" : ", out of place"),
-                    weight);
-    const Call call{a, line.count, dtype, op, in_place};
-    const Outcome r = measure(world_, *ch.comm, checker, call, Loop{o_.iters, o_.warmup, o_.check}, send_.get(), recv_.get());
-    progress_.end();
-    if (r.failure) {
-      drop(ch, a, size, *r.failure);
-      failed = true;
-      continue;
-    }
-    if (r.section->wrong) wrong_ += *r.section->wrong;
-    if (!r.first_wrong.empty())
-      wrong_notes.push_back(std::string("  first wrong value ") + (in_place ? "in place " : "out of place ") + r.first_wrong);
-    (in_place ? line.in_place : line.out_of_place) = r.section;
-  }
-  if (rank_ != 0 || (!line.in_place && !line.out_of_place)) return;
+  // A section counts when all its rounds ran (a failure drops the rest of the line).
+  for (int k = 0; k < 2; ++k)
+    if (p.rounds[k].size() == static_cast<std::size_t>(o_.rounds))
+      (k == 1 ? line.in_place : line.out_of_place) = combine_rounds(p.rounds[k], size, nranks_);
+  if (!line.in_place && !line.out_of_place) return;
+  const Algorithm a = p.algorithm;
   if (plan) {
     line.model_pick = plan->algorithm;
     if (a == Algorithm::Auto) {
-      line.pick = ch.forced.value_or(plan->algorithm);
+      line.pick = p.ch->forced.value_or(plan->algorithm);
       line.predicted_us = predicted_for(*plan, *line.pick);
     } else {
       line.predicted_us = predicted_for(*plan, a);
     }
-  } else if (a == Algorithm::Auto && ch.forced) {
-    line.pick = ch.forced;
+  } else if (a == Algorithm::Auto && p.ch->forced) {
+    line.pick = p.ch->forced;
   }
   progress_.clear();
   print_line(stdout, line, Sections{o_.out_of_place, o_.in_place});
-  for (const std::string& n : wrong_notes) out(n.c_str());
+  for (const std::string& n : p.wrong_notes) out(n.c_str());
   lines_.push_back(line);
 }
 

@@ -1,6 +1,7 @@
 // arlab-bench: the sweep. One Communicator per transport; for each type, op and size, for
 // each transport and algorithm, one table line: the out-of-place and in-place sections
-// (measure.hpp), the cost model's prediction and its error. Rank 0 prints the table and
+// (measure.hpp), the cost model's prediction and its error. With --rounds R the lines of a
+// size are measured R times over, in turn, and each shows its median round. Rank 0 prints the table and
 // writes --json and --csv after each size.
 //
 // Every decision that changes the sequence of collective calls (an error on some rank, a
@@ -67,8 +68,13 @@ class Bench {
   }
   void plan_progress();
   void sweep();
-  void measure_line(Channel& ch, Algorithm a, DataType dtype, ReduceOp op, std::size_t size,
-                    const Checker& checker, const std::optional<Plan>& plan);
+  struct Pending;
+  // One size: every line (transport x algorithm; the baselines once) in o_.rounds interleaved
+  // rounds, each running the line's sections in turn; then rank 0 prints the lines.
+  void measure_size(DataType dtype, ReduceOp op, std::size_t size, const Checker& checker,
+                    const std::optional<Plan>& plan);
+  void print_pending(const Pending& p, DataType dtype, ReduceOp op, std::size_t size,
+                     const std::optional<Plan>& plan);
   void drop(Channel& ch, Algorithm a, std::size_t size, const Failure& f);
   void write_outputs();
   int finish(std::optional<double> min_busbw);

@@ -50,13 +50,15 @@ TEST(BenchOptions, Defaults) {
   EXPECT_TRUE(o.json_path.empty() && o.csv_path.empty() && o.plot_path.empty());
   EXPECT_FALSE(o.quiet);
   EXPECT_FALSE(o.progress);
+  EXPECT_EQ(o.rounds, 1);
+  EXPECT_FALSE(o.fresh_input);
 }
 
 TEST(BenchOptions, EveryFlag) {
   const BenchOptions o = ok({"-b", "1K", "-e=2M", "-f4", "-a", "ring,rd,mpi", "-d", "half,int8", "-o", "max",
                              "-n", "3", "-w", "0", "-c", "0", "-t", "mpi", "-z", "1", "--ranks-per-node", "2",
                              "--topology", "t.yaml", "--json", "a.json", "--csv=a.csv", "--plot", "a.png", "-q",
-                             "--progress"});
+                             "--progress", "--rounds", "3", "--fresh-input"});
   EXPECT_EQ(o.min_bytes, 1024u);
   EXPECT_EQ(o.max_bytes, std::size_t{2} << 20);
   EXPECT_EQ(o.factor, 4u);
@@ -76,6 +78,8 @@ TEST(BenchOptions, EveryFlag) {
   EXPECT_EQ(o.plot_path, "a.png");
   EXPECT_TRUE(o.quiet);
   EXPECT_TRUE(o.progress);
+  EXPECT_EQ(o.rounds, 3);
+  EXPECT_TRUE(o.fresh_input);
 }
 
 TEST(BenchOptions, InPlaceFlag) {
@@ -111,6 +115,7 @@ TEST(BenchOptions, BadValuesNameTheFlagAndWhatItAccepts) {
   EXPECT_EQ(error({"-f", "1"}), "bad value '1' for -f: expected an integer from 2 to 1048576");
   EXPECT_EQ(error({"-n", "0"}), "bad value '0' for -n: expected an integer from 1 to 1000000");
   EXPECT_EQ(error({"-w", "x"}), "bad value 'x' for -w: expected an integer from 0 to 1000000");
+  EXPECT_EQ(error({"--rounds", "0"}), "bad value '0' for --rounds: expected an integer from 1 to 1000");
   EXPECT_EQ(error({"-c", "2"}), "bad value '2' for -c: expected 0 or 1");
   EXPECT_EQ(error({"-z", "yes"}), "bad value 'yes' for -z: expected 0 or 1");
   EXPECT_EQ(error({"-b", "8X"}), "bad value '8X' for -b: expected a size in bytes such as 8, 64K, 1M or 2G");
@@ -144,7 +149,7 @@ TEST(BenchOptions, HelpNamesEveryFlagWithItsDefault) {
                            "-a, --algorithms LIST", "-d, --datatype TYPE", "-o, --op OP", "-n, --iters N",
                            "-w, --warmup_iters N", "-c, --check 0|1", "-t, --transport LIST", "-z, --inplace 0|1",
                            "--ranks-per-node K", "--topology FILE", "--json FILE", "--csv FILE", "--plot FILE.png",
-                           "-q, --quiet", "--progress", "-h, --help", "ARLAB_BENCH_MIN_BUSBW"})
+                           "-q, --quiet", "--progress", "--rounds N", "--fresh-input", "-h, --help", "ARLAB_BENCH_MIN_BUSBW"})
     EXPECT_NE(u.find(flag), std::string::npos) << flag;
   for (const char* def : {"(default: 8)", "(default: 64M)", "(default: 2)", "(default: all)", "(default: float)",
                           "(default: sum)", "(default: 20)", "(default: 5)", "(default: 1)", "(default: mpi)",

@@ -1,5 +1,5 @@
 // arlab-bench's records and footer: every key in every JSON record and CSV row, no non-finite
-// number, baselines over "native", and the failing sizes named.
+// number, baselines over "native", and the failing sizes named; --rounds' combination.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "measure.hpp"
 #include "records.hpp"
 #include "summary.hpp"
 
@@ -86,6 +87,35 @@ TEST(BenchSummary, NamesTheFailingSizesAndTheBest) {
   EXPECT_EQ(s.best->series, "ring over ucx");
   ASSERT_EQ(s.averages.size(), 2u);
   EXPECT_EQ(s.averages[1].series, "mpi baseline");
+}
+
+TEST(Rounds, TheMedianRoundWithTheExtremesOfEveryCall) {
+  const auto round = [](double t, double lo, double hi, std::optional<std::uint64_t> wrong) {
+    Section s;
+    s.time_us = t;
+    s.min_us = lo;
+    s.max_us = hi;
+    s.wrong = wrong;
+    return s;
+  };
+  // Odd: the middle one; the wrong count is the last (checked) round's.
+  Section s = combine_rounds({round(30, 20, 40, {}), round(10, 5, 12, {}), round(20, 19, 90, 0)}, 4000, 2);
+  EXPECT_DOUBLE_EQ(s.time_us, 20);
+  EXPECT_DOUBLE_EQ(s.min_us, 5);
+  EXPECT_DOUBLE_EQ(s.max_us, 90);
+  EXPECT_DOUBLE_EQ(s.algbw_GBps, 4000 / 20e-6 / 1e9);
+  EXPECT_DOUBLE_EQ(s.busbw_GBps, s.algbw_GBps);  // 2 ranks: 2(p-1)/p = 1
+  EXPECT_EQ(s.wrong, std::optional<std::uint64_t>(0));
+  // Even: the mean of the two middle ones.
+  s = combine_rounds({round(40, 40, 40, 3), round(10, 10, 10, 1), round(20, 20, 20, 2), round(30, 30, 30, 7)}, 8, 4);
+  EXPECT_DOUBLE_EQ(s.time_us, 25);
+  EXPECT_EQ(s.wrong, std::optional<std::uint64_t>(7));
+  EXPECT_DOUBLE_EQ(s.busbw_GBps, s.algbw_GBps * 1.5);
+  // One round: unchanged.
+  s = combine_rounds({round(7, 6, 8, 0)}, 8, 2);
+  EXPECT_DOUBLE_EQ(s.time_us, 7);
+  EXPECT_DOUBLE_EQ(s.min_us, 6);
+  EXPECT_DOUBLE_EQ(s.max_us, 8);
 }
 
 }  // namespace
