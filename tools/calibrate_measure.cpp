@@ -67,8 +67,9 @@ LinkBench::LinkBench(detail::Transport& transport, MPI_Comm control, Timing timi
     : transport_(transport), executor_(transport, reducer_), control_(control), timing_(timing),
       timeout_s_(timeout_s), send_(max_bytes, std::byte{1}), recv_(max_bytes, std::byte{0}) {}
 
-// Rank a's and rank b's steps; every other rank gets none. Sends read the send buffer
-// (Output), receives write the receive buffer (Scratch), as an algorithm receives into scratch.
+// Rank a's and rank b's steps; every other rank gets none. Ping-pong and exchange alternate
+// between the send buffer (Output) and the receive buffer (Scratch); streams send from the
+// first and receive into the second.
 detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t bytes, std::size_t k,
                                      bool all_pairs) const {
   using detail::Buffer;
@@ -84,26 +85,32 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
   } else if (me != a && me != b) {
     return s.finish();
   }
-  const detail::Region out{Buffer::Output, 0, bytes}, in{Buffer::Scratch, 0, bytes};
+  // Round i sends what round i - 1 received (the two buffers swap roles each round), so a
+  // message carries data its sender's CPU has just written (copied in), as an all-reduce
+  // step forwards what it received or reduced; never a buffer the receiver has already read
+  // and may still hold in its own cache (on shared memory that would time a cache hit).
+  const detail::Region first{Buffer::Output, 0, bytes}, second{Buffer::Scratch, 0, bytes};
+  const auto src = [&](std::size_t i) { return i % 2 == 0 ? first : second; };
+  const auto dst = [&](std::size_t i) { return i % 2 == 0 ? second : first; };
   // A round starts when the previous round's send and receive have both completed, as an
   // all-reduce step's reduction waits for both before the next step reuses the buffers.
   detail::ScheduleBuilder::Deps last;
   switch (pattern) {
-    case Pattern::PingPong:  // a: send, receive the echo; b: receive, echo
+    case Pattern::PingPong:  // a: send, receive the echo; b: receive, echo what came
       for (std::size_t i = 0; i < k; ++i) {
         if (me == a) {
-          const auto sent = s.send(peer, out, last);
-          last = {sent, s.recv(peer, in, last)};
+          const auto sent = s.send(peer, src(i), last);
+          last = {sent, s.recv(peer, dst(i), last)};
         } else {
-          const auto got = s.recv(peer, in, last);
-          last = {got, s.send(peer, out, {got})};
+          const auto got = s.recv(peer, dst(i), last);
+          last = {got, s.send(peer, dst(i), {got})};
         }
       }
       break;
     case Pattern::Exchange:  // both: send and receive at once
       for (std::size_t i = 0; i < k; ++i) {
-        const auto sent = s.send(peer, out, last);
-        last = {sent, s.recv(peer, in, last)};
+        const auto sent = s.send(peer, src(i), last);
+        last = {sent, s.recv(peer, dst(i), last)};
       }
       break;
     case Pattern::Stream:

@@ -109,14 +109,20 @@ class Walk {
     const StepState &send = a.steps[si], &recv = b.steps[ri];
     const LinkCost& link = node_[from] == node_[to] ? m_.intra : m_.inter;
     double start = std::max({send.posted, recv.posted, a.send_free, b.recv_free});
-    // A CPU-copied link: the receiver's CPU copies the bytes in, so its compute unit is busy too.
-    if (link.cpu_copies) start = std::max(start, b.compute_free);
-    const double busy = send.bytes * link.us_per_byte;
-    // The ports stream the bytes; the latency is in flight and overlaps the next message.
-    a.send_free = b.recv_free = start + busy;
-    if (link.cpu_copies) b.compute_free = start + busy;
     const double alpha = link.alpha_for(send.bytes);
-    const double end = start + alpha + busy;
+    const double stream = send.bytes * link.us_per_byte;
+    double busy = stream;
+    if (link.cpu_copies) {
+      // A CPU-copied link: the receiver's CPU runs the handshake and copies the bytes in, so
+      // its compute unit is busy too, and the latency is that CPU's work, not time in flight:
+      // the next message on these ports cannot hide it (LogGP's overhead o, paid per message).
+      start = std::max(start, b.compute_free);
+      busy = alpha + stream;
+      b.compute_free = start + busy;
+    }
+    // A DMA link: the ports stream the bytes; the latency is in flight and overlaps the next message.
+    a.send_free = b.recv_free = start + busy;
+    const double end = start + alpha + stream;
     Cost c = send.ready.total_us >= recv.ready.total_us ? send.ready : recv.ready;
     c.latency_us += alpha;
     c.bandwidth_us += end - alpha - c.total_us;

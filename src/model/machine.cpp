@@ -72,12 +72,12 @@ Machine Machine::local_default() {
   Machine m;
   m.name = "one shared-memory node (built-in defaults)";
   m.source = "built-in";
-  // copied_by: cpu; Open MPI's eager -> rendezvous switch: above 2048 B, alpha 4.246 us.
-  m.intra = m.inter = LinkCost{0.8002, 1e-3 / 9.517, true, 2048, 4.246};
-  m.reduce_us_per_byte = 1e-3 / 32.87;
-  m.copy_us_per_byte = 1e-3 / 111.5;
+  // copied_by: cpu; Open MPI's eager -> rendezvous switch: above 2048 B, alpha 2.985 us.
+  m.intra = m.inter = LinkCost{0.2816, 1e-3 / 10.03, true, 2048, 2.985};
+  m.reduce_us_per_byte = 1e-3 / 31.9;
+  m.copy_us_per_byte = 1e-3 / 100.5;
   m.cache_bytes = 33554432;
-  m.beyond_cache = {1e-3 / 4.166, 1e-3 / 4.166, 1e-3 / 11.23, 1e-3 / 24.27};
+  m.beyond_cache = {1e-3 / 4.824, 1e-3 / 4.824, 1e-3 / 10.53, 1e-3 / 24.49};
   return m;
 }
 

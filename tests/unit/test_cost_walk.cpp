@@ -192,6 +192,29 @@ TEST(CostWalk, ACpuCopiedReceiveOccupiesTheReceiversComputeUnit) {
   EXPECT_NEAR(c.latency_us + c.bandwidth_us + c.reduce_us, c.total_us, 1e-6 * c.total_us);
 }
 
+TEST(CostWalk, OnACpuCopiedLinkEveryPipelinedChunkPaysItsLatency) {
+  // A 2-rank ring in K chunks per half: each rank receives 2K messages. With DMA the latency is
+  // in flight and overlaps the next chunk; with CPU copies it is the receiver's work, once per
+  // chunk (LogGP's o), so K chunks cost 2K alpha more than with alpha = 0.
+  const AlgorithmInfo& ring = *find_schedule_algorithm(Algorithm::Ring);
+  Shape s = unpipelined(2, 1 << 20);
+  s.chunk_bytes = 64 << 10;
+  const double k = 4.0 * (1 << 20) / 2 / (64 << 10);  // 32 chunks per half
+  const auto machine = [](double alpha, bool cpu) {
+    Machine m = Machine::uniform(alpha, kBeta, kGamma);
+    m.intra.cpu_copies = m.inter.cpu_copies = cpu;
+    return m;
+  };
+  const double cpu_extra = predict(ring, s, machine(kAlpha, true)).total_us - predict(ring, s, machine(0, true)).total_us;
+  const double dma_extra = predict(ring, s, machine(kAlpha, false)).total_us - predict(ring, s, machine(0, false)).total_us;
+  EXPECT_NEAR(cpu_extra, 2 * k * kAlpha, 0.01 * 2 * k * kAlpha);
+  EXPECT_LT(dma_extra, 4 * kAlpha);
+  // Unpipelined (one message per half), both pay the same two alphas.
+  const Shape flat = unpipelined(2, 1 << 20);
+  EXPECT_NEAR(predict(ring, flat, machine(kAlpha, true)).latency_us, 2 * kAlpha, 1e-9);
+  EXPECT_NEAR(predict(ring, flat, machine(kAlpha, false)).latency_us, 2 * kAlpha, 1e-9);
+}
+
 TEST(CostWalk, CpuCopiesChangeNothingWhereNothingOverlaps) {
   // Unpipelined, every step's reduction waits for its receive anyway: the closed forms hold.
   Machine cpu = Machine::uniform(kAlpha, kBeta, kGamma);
