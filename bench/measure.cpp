@@ -1,10 +1,17 @@
 #include "measure.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
 namespace arlab::bench {
+namespace {
+
+// Seconds on the steady clock: CLOCK_MONOTONIC, one clock for every process of a host.
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+}  // namespace
 
 Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, const Call& c, const Loop& loop,
                 void* send_buf, void* recv) {
@@ -21,26 +28,37 @@ Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, cons
 
   // A rank whose call fails keeps joining the barriers, so every rank makes the same
   // collective calls; the others fail too (a timeout) and all agree below.
-  std::vector<double> local(static_cast<std::size_t>(loop.iters), 0.0), slowest(local.size(), 0.0);
+  std::vector<double> start(static_cast<std::size_t>(loop.iters), 0.0), end(start.size(), 0.0);
   std::optional<Failure> failed;
-  for (double& t : local) {
+  for (std::size_t i = 0; i < start.size(); ++i) {
     if (loop.fresh_input && !failed) checker.fill(c.in_place ? recv : send_buf, c.count);
     MPI_Barrier(world);
     if (failed) continue;
-    const double t0 = MPI_Wtime();
+    start[i] = now_s();
     failed = guarded(once);
-    t = MPI_Wtime() - t0;
+    end[i] = now_s();
   }
   if ((out.failure = agree(world, failed))) return out;
-  MPI_Reduce(local.data(), slowest.data(), loop.iters, MPI_DOUBLE, MPI_MAX, 0, world);
+  // Per call: one clock, the last entry to the last exit; else the slowest rank's duration.
+  std::vector<double> time(start.size(), 0.0);
+  if (loop.one_clock) {
+    std::vector<double> last_start(start.size(), 0.0), last_end(start.size(), 0.0);
+    MPI_Reduce(start.data(), last_start.data(), loop.iters, MPI_DOUBLE, MPI_MAX, 0, world);
+    MPI_Reduce(end.data(), last_end.data(), loop.iters, MPI_DOUBLE, MPI_MAX, 0, world);
+    for (std::size_t i = 0; i < time.size(); ++i) time[i] = last_end[i] - last_start[i];
+  } else {
+    std::vector<double> mine(start.size(), 0.0);
+    for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = end[i] - start[i];
+    MPI_Reduce(mine.data(), time.data(), loop.iters, MPI_DOUBLE, MPI_MAX, 0, world);
+  }
 
   Section s;
   if (rank == 0) {
     double sum = 0;
-    for (double t : slowest) sum += t;
+    for (double t : time) sum += t;
     s.time_us = sum / loop.iters * 1e6;
-    s.min_us = *std::min_element(slowest.begin(), slowest.end()) * 1e6;
-    s.max_us = *std::max_element(slowest.begin(), slowest.end()) * 1e6;
+    s.min_us = *std::min_element(time.begin(), time.end()) * 1e6;
+    s.max_us = *std::max_element(time.begin(), time.end()) * 1e6;
     s.algbw_GBps = algbw_GBps(c.count * size_of(c.dtype), s.time_us);
     s.busbw_GBps = busbw_GBps(s.algbw_GBps, nranks);
   }

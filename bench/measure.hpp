@@ -3,10 +3,13 @@
 //   fill the send buffer (in place: the receive buffer) with this rank's pattern
 //   -w calls untimed
 //   -n calls, each between barriers: MPI_Barrier, t0, allreduce, t1; with --fresh-input the
-//         input is written anew before each barrier, as a training step's new gradients are
+//         input is written anew before each barrier, as a training step's new gradients are.
+//         A call's time: with one clock (every rank on one host) from the last rank's t0 to the
+//         last rank's t1, so the ranks' uneven exits from the barrier do not count; across
+//         hosts, the slowest rank's t1 - t0.
 //   -c 1: one more call on fresh data (out of place: the receive buffer first poisoned), then
 //         every element of the result checked, and out of place the send buffer too
-// Rank 0 gets, per call, the slowest rank's time, and reports their average, min and max.
+// Rank 0 gets every call's time and reports their average, min and max.
 // With --rounds the sweep runs such a loop per round and combines them (combine_rounds).
 #pragma once
 
@@ -35,6 +38,7 @@ struct Loop {
   int iters = 20, warmup = 5;
   bool check = true;
   bool fresh_input = false;  // rewrite the input before every timed call (untimed)
+  bool one_clock = false;    // every rank on one host: their steady clocks are one clock
 };
 
 struct Outcome {

@@ -17,33 +17,14 @@ namespace {
 
 std::string count_of(int n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
-std::string yaml_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out + "\"";
-}
-
-// GB/s from a cost in us per byte (beta or gamma).
-double GBps(double us_per_byte) { return us_per_byte > 0 ? 1.0 / (us_per_byte * 1e3) : 1e12; }
-
-std::string link(const detail::LinkCost& l) {
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "{ alpha_us: %.17g, bandwidth_GBps: %.17g }", l.alpha_us, GBps(l.us_per_byte));
-  return buf;
-}
-
-std::string to_yaml(const detail::Machine& m, int nodes, int per_node, int k) {
-  char buf[256];
-  std::string y = "# written by arlab-bench --ranks-per-node " + std::to_string(k) + " from " + m.source + "\n";
-  y += "name: " + yaml_string(m.name + ", " + count_of(k, "rank") + " per node") + "\n";
-  y += "nodes: " + std::to_string(nodes) + "\nranks_per_node: " + std::to_string(per_node) + "\n";
-  y += "links:\n  intra: " + link(m.intra) + "\n  inter: " + link(m.inter) + "\n";
-  std::snprintf(buf, sizeof buf, "reduce: { bandwidth_GBps: %.17g }\ncopy: { bandwidth_GBps: %.17g }\n",
-                GBps(m.reduce_us_per_byte), GBps(m.copy_us_per_byte));
-  return y + buf;
+// The machine with consecutive groups of k ranks as nodes: every other field as it was.
+std::string to_yaml(const detail::Machine& m, int nodes, int k) {
+  detail::Machine regrouped = m;
+  regrouped.nodes = nodes;
+  regrouped.ranks_per_node = k;
+  regrouped.name = m.name + ", " + count_of(k, "rank") + " per node";
+  return "# written by arlab-bench --ranks-per-node " + std::to_string(k) + " from " + m.source + "\n" +
+         detail::topology_yaml(regrouped);
 }
 
 [[noreturn]] void bad(const std::string& message) { throw Error(Error::Code::InvalidArgument, message); }
@@ -82,7 +63,7 @@ void setup_model(const std::optional<std::string>& topology_flag, int k, int nra
   std::string path = std::string(dir && *dir ? dir : "/tmp") + "/arlab-bench-topology-XXXXXX";
   const int fd = mkstemp(path.data());
   if (fd < 0) bad("--ranks-per-node: cannot create a temporary topology file in " + path);
-  const std::string yaml = to_yaml(m, out.nodes, k, k);
+  const std::string yaml = to_yaml(m, out.nodes, k);
   const bool ok = write(fd, yaml.data(), yaml.size()) == static_cast<ssize_t>(yaml.size());
   close(fd);
   out.temporary = path;

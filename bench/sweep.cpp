@@ -205,8 +205,10 @@ void Bench::fill_info() {
   info_.check = o_.check;
   info_.rounds = o_.rounds;
   info_.fresh_input = o_.fresh_input;
-  info_.timing = "each call timed between barriers; per call the slowest rank's time; the average over the " +
-                 std::to_string(o_.iters) + " calls (their min and max in --json and --csv)";
+  info_.timing = std::string("each call timed between barriers, ") +
+                 (info_.hosts == 1 ? "from the last rank's entry to the last rank's exit (one host, one clock)"
+                                   : "the slowest rank's time (ranks on several hosts)") +
+                 "; the average over the " + std::to_string(o_.iters) + " calls (their min and max in --json and --csv)";
   if (o_.fresh_input) info_.timing += "; the input written anew before each call (--fresh-input, untimed)";
   if (o_.rounds > 1)
     info_.timing += "; the lines of a size measured in " + std::to_string(o_.rounds) +
@@ -293,7 +295,7 @@ void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Ch
                             (o_.rounds > 1 ? ", round " + std::to_string(round + 1) : std::string()),
                         weight);
         const Call call{p.algorithm, count, dtype, op, in_place};
-        const Outcome r = measure(world_, *p.ch->comm, checker, call, Loop{o_.iters, o_.warmup, checked, o_.fresh_input},
+        const Outcome r = measure(world_, *p.ch->comm, checker, call, Loop{o_.iters, o_.warmup, checked, o_.fresh_input, info_.hosts == 1},
                                   send_.get(), recv_.get());
         progress_.end();
         if (r.failure) {

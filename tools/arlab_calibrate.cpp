@@ -125,6 +125,9 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
   auto sweep = bench.sweep(0, b, sizes, o.all_pairs);
   l.pingpong_us = std::move(sweep.pingpong_us);
   l.exchange_us = std::move(sweep.exchange_us);
+  const auto run_cost = bench.run_cost(0, b, sizes.front(), o.all_pairs);
+  l.separate_run_us = run_cost.separate_us;
+  l.chained_run_us = run_cost.chained_us;
   const std::vector<double> x(sizes.begin(), sizes.end());
   l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
   l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes, true);

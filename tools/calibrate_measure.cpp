@@ -152,6 +152,25 @@ LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& 
   return out;
 }
 
+LinkBench::RunCost LinkBench::run_cost(int a, int b, std::size_t bytes, bool all_pairs) {
+  auto one = std::make_shared<detail::Program>(
+      detail::compile(schedule(Pattern::Exchange, a, b, bytes, 1, all_pairs), transport_.size()));
+  const Probe separate{[this, one, bytes](std::size_t k) -> Runnable {
+                         return [this, one, k, bytes] {
+                           for (std::size_t i = 0; i < k; ++i) run(*one, bytes);
+                         };
+                       },
+                       1.0, kMaxChain};
+  const Probe chained{[this, a, b, bytes, all_pairs](std::size_t k) -> Runnable {
+                        auto p = std::make_shared<detail::Program>(
+                            detail::compile(schedule(Pattern::Exchange, a, b, bytes, k, all_pairs), transport_.size()));
+                        return [this, p, bytes] { run(*p, bytes); };
+                      },
+                      1.0, kMaxChain};
+  const auto t = median_us(control_, timing_, {separate, chained});
+  return {t[0], t[1]};
+}
+
 LinkBench::Stream LinkBench::stream(int a, int b, std::size_t chunk, std::size_t count) {
   std::vector<Probe> probes;
   for (Pattern pattern : {Pattern::Stream, Pattern::StreamBothWays}) {

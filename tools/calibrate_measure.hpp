@@ -42,6 +42,14 @@ class LinkBench {
   // a pair idles; the time is still the slowest rank's.
   Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false);
 
+  // What an executor run costs beyond its messages (starting and finishing one call of the
+  // executor and transport): exchanges of `bytes` one per run, runs back to back, against
+  // the same exchanges chained in one run; both per exchange, timed in the same rounds.
+  struct RunCost {
+    double separate_us = 0, chained_us = 0;
+  };
+  RunCost run_cost(int a, int b, std::size_t bytes, bool all_pairs = false);
+
   struct Stream {
     double one_way_GBps = 0;    // a -> b
     double both_ways_GBps = 0;  // a -> b and b -> a at once, per direction

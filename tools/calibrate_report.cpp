@@ -71,6 +71,8 @@ void print_link(std::FILE* out, const Calibration& c, const LinkCalibration& l) 
   std::fprintf(out, "# streams of %zu x %s: %.3f GB/s one way, %.3f GB/s per direction both ways\n", l.stream_count,
                size_text(static_cast<double>(l.stream_chunk)).c_str(), l.stream_one_way_GBps,
                l.stream_both_ways_GBps);
+  std::fprintf(out, "# exchanges of %s one per executor run: %.3f us each, against %.3f us chained in one run (timed together)\n",
+               size_text(static_cast<double>(l.sizes.front())).c_str(), l.separate_run_us, l.chained_run_us);
   std::fprintf(out, "# least-squares fits (relative error, every size alike), per regime:\n");
   print_fits(out, "ping-pong", l.pingpong);
   print_fits(out, "exchange", l.exchange);
@@ -116,6 +118,7 @@ void print_summary(std::FILE* out, const Calibration& c) {
                      size_text(f.step_bytes).c_str(), size_text(f.step_next).c_str(), f.intercept_above);
       beyond((*l)->exchange);
     }
+  std::fprintf(out, "#   call overhead %.4g us (one run's cost beyond its messages)\n", c.call_overhead_us());
   const ComputeCalibration& k = c.compute;
   std::fprintf(out, "#   reduce gamma %.4g us/B = %.4g GB/s  (R^2 %.4f, rms err %.1f%%, max %.1f%%)\n", k.reduce.in_cache.slope,
                GBps(k.reduce.in_cache.slope), k.reduce.in_cache.r2, 100 * k.reduce.in_cache.rms_rel,

@@ -1,5 +1,6 @@
 #include "calibrate_topology.hpp"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 
@@ -101,6 +102,12 @@ bool Calibration::two_regimes() const {
   return any;
 }
 
+double Calibration::call_overhead_us() const {
+  const auto& l = intra ? intra : inter;
+  if (!l || l->separate_run_us <= 0) return 0;
+  return std::max(0.0, l->separate_run_us - l->chained_run_us);
+}
+
 std::string topology_yaml(const Calibration& c) {
   std::string o;
   o += "# Calibrated by arlab-calibrate on host '" + c.host + "' at " + c.when + ":\n";
@@ -123,6 +130,12 @@ std::string topology_yaml(const Calibration& c) {
          "# regime; an all-reduce runs at those rates when its input, output and scratch on all ranks\n"
          "# of a node reach it (docs/model.md).\n";
     o += format("cache_bytes: %.0f\n", c.cache_bytes);
+  }
+  if (const auto& l = c.intra ? c.intra : c.inter; l && l->separate_run_us > 0) {
+    o += format("# Per call, beyond its messages (starting and finishing the executor and transport): one\n"
+                "# exchange of %s per run took %.3g us, against %.3g us each in a chain of exchanges.\n",
+                size_text(static_cast<double>(l->sizes.front())).c_str(), l->separate_run_us, l->chained_run_us);
+    o += format("call_overhead_us: %.4g\n", c.call_overhead_us());
   }
   o += "links:\n";
   if (c.intra) o += link_block(*c.intra);

@@ -25,6 +25,8 @@ struct LinkCalibration {
   std::vector<double> working_set;  // per size
   std::vector<double> pingpong_us;  // one way, half a round trip
   std::vector<double> exchange_us;  // both ways at once
+  double separate_run_us = 0;       // exchanges of sizes.front() bytes, one per executor run,
+  double chained_run_us = 0;        // and chained in one run, per exchange (timed together)
   RegimeFit exchange;               // what the file gets: alpha, beta, beta beyond the cache
   RegimeFit pingpong;               // for comparison
   std::size_t stream_chunk = 0, stream_count = 0;
@@ -54,6 +56,9 @@ struct Calibration {
 
   // Whether any fit has a beyond-cache regime (then the file gets cache_bytes).
   bool two_regimes() const;
+  // What one call costs beyond its messages: the first measured link's exchange run alone
+  // (separate_run_us) less the same exchange in a chain (chained_run_us), at least 0.
+  double call_overhead_us() const;
 };
 
 // 1 / (us per byte) in GB/s.

@@ -181,7 +181,10 @@ Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine) {
   std::vector<Program> progs;
   progs.reserve(schedules.size());
   for (auto& s : schedules) progs.push_back(compile(std::move(s), shape.nranks));
-  return Walk(std::move(progs), rates, shape.elem_size).run();
+  Cost c = Walk(std::move(progs), rates, shape.elem_size).run();
+  c.latency_us += machine.call_us;  // a fixed cost, counted with the latencies
+  c.total_us += machine.call_us;
+  return c;
 }
 
 }  // namespace arlab::detail

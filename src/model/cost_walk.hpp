@@ -37,8 +37,9 @@ double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& mach
                          std::size_t elem_size);
 
 // Builds every rank's schedule of `algo` for `shape` (rank ignored), picks the machine's rates
-// for the call's working set (Machine::at_working_set: in cache or beyond it) and walks it.
-// walk_cost() walks schedules on the rates given, with no regime picked.
+// for the call's working set (Machine::at_working_set: in cache or beyond it) and walks it,
+// adding the machine's call_us once (to the total and the latency term). walk_cost() walks
+// schedules on the rates given, with no regime picked and no call overhead.
 Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine);
 
 }  // namespace arlab::detail

@@ -44,6 +44,9 @@ struct Machine {
   LinkCost intra, inter;
   double reduce_us_per_byte = 0;  // gamma: per byte of output of a reduction
   double copy_us_per_byte = 0;    // per byte copied locally
+  // Per call, beyond its messages and reductions: starting and finishing one run of the
+  // executor and transport (arlab-calibrate measures it); added once to every prediction.
+  double call_us = 0;
 
   // The second regime. 0 in a field: the same rate as in cache.
   struct BeyondCache {

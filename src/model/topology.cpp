@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <initializer_list>
 #include <map>
@@ -178,8 +179,8 @@ constexpr long kMaxRanks = 1L << 24;  // keeps nodes x ranks_per_node far from o
 
 Machine read(const Reader& r, const YAML::Node& root, const std::string& file_name) {
   const auto top = r.mapping(root, "the topology",
-                             {"name", "description", "nodes", "ranks_per_node", "rank_to_node", "cache_bytes", "links",
-                              "reduce", "copy"},
+                             {"name", "description", "nodes", "ranks_per_node", "rank_to_node", "cache_bytes",
+                              "call_overhead_us", "links", "reduce", "copy"},
                              {"name", "nodes", "ranks_per_node", "links", "reduce"});
   Machine m;
   m.source = file_name;
@@ -217,6 +218,7 @@ Machine read(const Reader& r, const YAML::Node& root, const std::string& file_na
              x->beyond_name + " needs cache_bytes at the top level (the working set where it starts to apply)");
   if (top.count("cache_bytes")) m.cache_bytes = static_cast<double>(r.integer(top.at("cache_bytes"), "cache_bytes", 1));
   m.beyond_cache = {intra_or_inter.rate.beyond, inter.rate.beyond, reduce.beyond, copy.beyond};
+  if (top.count("call_overhead_us")) m.call_us = r.number(top.at("call_overhead_us"), "call_overhead_us", true);
   return m;
 }
 
@@ -235,6 +237,68 @@ Machine parse(const std::string& text, const std::string& file_name) {
 }  // namespace
 
 Machine parse_topology(const std::string& text, const std::string& file_name) { return parse(text, file_name); }
+
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string number_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string gbps(double us_per_byte) { return number_text(kUsPerByteAtOneGBps / us_per_byte); }
+
+std::string link_yaml(const LinkCost& l, double beyond_us_per_byte) {
+  std::string y = "{ alpha_us: " + number_text(l.alpha_us) + ", bandwidth_GBps: " + gbps(l.us_per_byte);
+  if (beyond_us_per_byte > 0) y += ", bandwidth_GBps_beyond_cache: " + gbps(beyond_us_per_byte);
+  y += std::string(", copied_by: ") + (l.cpu_copies ? "cpu" : "dma");
+  if (l.rendezvous_bytes > 0)
+    y += ", rendezvous_bytes: " + number_text(l.rendezvous_bytes) + ", alpha_us_rendezvous: " +
+         number_text(l.alpha_us_rendezvous);
+  return y + " }";
+}
+
+std::string rate_yaml(double us_per_byte, double beyond_us_per_byte) {
+  std::string y = "{ bandwidth_GBps: " + gbps(us_per_byte);
+  if (beyond_us_per_byte > 0) y += ", bandwidth_GBps_beyond_cache: " + gbps(beyond_us_per_byte);
+  return y + " }";
+}
+
+}  // namespace
+
+std::string topology_yaml(const Machine& m) {
+  // Beyond-cache rates are only written with cache_bytes, which they need.
+  const bool two = m.cache_bytes > 0;
+  const auto beyond = [&](double v) { return two ? v : 0.0; };
+  std::string y = "name: " + quoted(m.name) + "\n";
+  if (!m.description.empty()) y += "description: " + quoted(m.description) + "\n";
+  y += "nodes: " + std::to_string(m.nodes) + "\nranks_per_node: " + std::to_string(m.ranks_per_node) + "\n";
+  if (!m.rank_to_node.empty()) {
+    y += "rank_to_node: [";
+    for (std::size_t i = 0; i < m.rank_to_node.size(); ++i) y += (i ? ", " : "") + std::to_string(m.rank_to_node[i]);
+    y += "]\n";
+  }
+  if (m.call_us > 0) y += "call_overhead_us: " + number_text(m.call_us) + "\n";
+  if (two) y += "cache_bytes: " + number_text(m.cache_bytes) + "\n";
+  y += "links:\n  intra: " + link_yaml(m.intra, beyond(m.beyond_cache.intra_us_per_byte)) + "\n";
+  y += "  inter: " + link_yaml(m.inter, beyond(m.beyond_cache.inter_us_per_byte)) + "\n";
+  y += "reduce: " + rate_yaml(m.reduce_us_per_byte, beyond(m.beyond_cache.reduce_us_per_byte)) + "\n";
+  y += "copy: " + rate_yaml(m.copy_us_per_byte, beyond(m.beyond_cache.copy_us_per_byte)) + "\n";
+  return y;
+}
 
 Machine load_topology(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

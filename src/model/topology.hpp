@@ -8,6 +8,7 @@
 //                                           #   nodes * ranks_per_node entries, each node
 //                                           #   ranks_per_node times (default: block placement,
 //                                           #   rank r on node r / ranks_per_node)
+//   call_overhead_us: 0.15                  # optional, >= 0: per call, beyond its messages
 //   cache_bytes: 33554432                   # optional, integer >= 1: one node's cache; a call
 //                                           #   whose working set on a node reaches it runs at
 //                                           #   the *_beyond_cache rates (cost_walk.hpp)
@@ -39,5 +40,10 @@ Machine load_topology(const std::string& path);
 
 // The same from text; `file_name` stands for the file in messages and in Machine::source.
 Machine parse_topology(const std::string& text, const std::string& file_name = "<string>");
+
+// A file that parse_topology() reads back into the same machine (every field, numbers with 17
+// digits), without comments; `source` is not written. `ranks_per_node` must be at least 1 (the
+// built-in machine's 0, any number of ranks on one node, has no file form).
+std::string topology_yaml(const Machine& m);
 
 }  // namespace arlab::detail

@@ -215,6 +215,21 @@ TEST(CostWalk, OnACpuCopiedLinkEveryPipelinedChunkPaysItsLatency) {
   EXPECT_NEAR(predict(ring, flat, machine(kAlpha, false)).latency_us, 2 * kAlpha, 1e-9);
 }
 
+TEST(CostWalk, TheCallOverheadIsAddedOncePerCall) {
+  Machine m = Machine::uniform(kAlpha, kBeta, kGamma);
+  const Shape s = unpipelined(8, 4096);
+  for (const auto& info : schedule_algorithm_table()) {
+    const Cost without = predict(info, s, m);
+    m.call_us = 0.75;
+    const Cost with = predict(info, s, m);
+    m.call_us = 0;
+    EXPECT_NEAR(with.total_us - without.total_us, 0.75, 1e-9) << info.name;
+    EXPECT_NEAR(with.latency_us - without.latency_us, 0.75, 1e-9) << info.name;
+    EXPECT_DOUBLE_EQ(with.bandwidth_us, without.bandwidth_us) << info.name;
+    EXPECT_DOUBLE_EQ(with.reduce_us, without.reduce_us) << info.name;
+  }
+}
+
 TEST(CostWalk, CpuCopiesChangeNothingWhereNothingOverlaps) {
   // Unpipelined, every step's reduction waits for its receive anyway: the closed forms hold.
   Machine cpu = Machine::uniform(kAlpha, kBeta, kGamma);

@@ -86,23 +86,63 @@ TEST(Topology, EveryShippedFileLoads) {
   EXPECT_GT(h100.inter.us_per_byte, h100.intra.us_per_byte);
 }
 
+// Every field the walk reads, compared.
+void expect_same_machine(const Machine& a, const Machine& b) {
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.ranks_per_node, b.ranks_per_node);
+  EXPECT_EQ(a.rank_to_node, b.rank_to_node);
+  for (const auto& [x, y] : {std::pair{a.intra, b.intra}, std::pair{a.inter, b.inter}}) {
+    EXPECT_DOUBLE_EQ(x.alpha_us, y.alpha_us);
+    EXPECT_DOUBLE_EQ(x.us_per_byte, y.us_per_byte);
+    EXPECT_EQ(x.cpu_copies, y.cpu_copies);
+    EXPECT_DOUBLE_EQ(x.rendezvous_bytes, y.rendezvous_bytes);
+    EXPECT_DOUBLE_EQ(x.alpha_us_rendezvous, y.alpha_us_rendezvous);
+  }
+  EXPECT_DOUBLE_EQ(a.reduce_us_per_byte, b.reduce_us_per_byte);
+  EXPECT_DOUBLE_EQ(a.copy_us_per_byte, b.copy_us_per_byte);
+  EXPECT_DOUBLE_EQ(a.call_us, b.call_us);
+  EXPECT_DOUBLE_EQ(a.cache_bytes, b.cache_bytes);
+  EXPECT_DOUBLE_EQ(a.beyond_cache.intra_us_per_byte, b.beyond_cache.intra_us_per_byte);
+  EXPECT_DOUBLE_EQ(a.beyond_cache.inter_us_per_byte, b.beyond_cache.inter_us_per_byte);
+  EXPECT_DOUBLE_EQ(a.beyond_cache.reduce_us_per_byte, b.beyond_cache.reduce_us_per_byte);
+  EXPECT_DOUBLE_EQ(a.beyond_cache.copy_us_per_byte, b.beyond_cache.copy_us_per_byte);
+}
+
 TEST(Topology, LocalFileEqualsTheBuiltInDefaults) {
   const Machine file = load_topology(std::string(ARLAB_TOPOLOGY_DIR) + "/local.yaml");
-  const Machine built_in = Machine::local_default();
-  EXPECT_DOUBLE_EQ(file.intra.alpha_us, built_in.intra.alpha_us);
-  EXPECT_DOUBLE_EQ(file.intra.us_per_byte, built_in.intra.us_per_byte);
-  EXPECT_DOUBLE_EQ(file.reduce_us_per_byte, built_in.reduce_us_per_byte);
-  EXPECT_DOUBLE_EQ(file.copy_us_per_byte, built_in.copy_us_per_byte);
-  EXPECT_DOUBLE_EQ(file.cache_bytes, built_in.cache_bytes);
-  EXPECT_DOUBLE_EQ(file.beyond_cache.intra_us_per_byte, built_in.beyond_cache.intra_us_per_byte);
-  EXPECT_DOUBLE_EQ(file.beyond_cache.inter_us_per_byte, built_in.beyond_cache.inter_us_per_byte);
-  EXPECT_DOUBLE_EQ(file.beyond_cache.reduce_us_per_byte, built_in.beyond_cache.reduce_us_per_byte);
-  EXPECT_DOUBLE_EQ(file.beyond_cache.copy_us_per_byte, built_in.beyond_cache.copy_us_per_byte);
-  EXPECT_EQ(file.intra.cpu_copies, built_in.intra.cpu_copies);
-  EXPECT_EQ(file.inter.cpu_copies, built_in.inter.cpu_copies);
-  EXPECT_DOUBLE_EQ(file.intra.rendezvous_bytes, built_in.intra.rendezvous_bytes);
-  EXPECT_DOUBLE_EQ(file.intra.alpha_us_rendezvous, built_in.intra.alpha_us_rendezvous);
+  Machine built_in = Machine::local_default();
+  EXPECT_EQ(built_in.ranks_per_node, 0);  // any number of ranks on its one node; the file names 2
+  built_in.ranks_per_node = 2;
+  expect_same_machine(file, built_in);
   EXPECT_TRUE(file.intra.cpu_copies);  // shared memory: the receiving CPU copies
+  EXPECT_GE(file.call_us, 0);
+}
+
+// topology_yaml() writes what parse_topology() reads back into the same machine: every
+// shipped file and the built-in one.
+TEST(Topology, WrittenFilesReadBackTheSameMachine) {
+  Machine local = Machine::local_default();
+  local.ranks_per_node = 2;  // the built-in places any number of ranks (0), which a file cannot say
+  std::vector<Machine> machines{local};
+  for (const auto& entry : std::filesystem::directory_iterator(ARLAB_TOPOLOGY_DIR))
+    if (entry.path().extension() == ".yaml") machines.push_back(load_topology(entry.path().string()));
+  Machine placed = parse_topology(std::string(kMinimal) + "rank_to_node: [0, 1, 0, 1, 0, 1, 0, 1]\n");
+  placed.name = "a \"quoted\" name\nover two lines";
+  machines.push_back(placed);
+  for (const Machine& m : machines) {
+    const Machine back = parse_topology(topology_yaml(m));
+    SCOPED_TRACE(m.source);
+    expect_same_machine(back, m);
+    EXPECT_EQ(back.name, m.name);
+    EXPECT_EQ(back.description, m.description);
+  }
+}
+
+TEST(Topology, CallOverhead) {
+  EXPECT_DOUBLE_EQ(parse_topology(kMinimal).call_us, 0);
+  EXPECT_DOUBLE_EQ(parse_topology(std::string(kMinimal) + "call_overhead_us: 0.15\n").call_us, 0.15);
+  EXPECT_EQ(error_of(std::string(kMinimal) + "call_overhead_us: -1\n"),
+            "t.yaml:8:19: call_overhead_us must be zero or positive, got '-1'");
 }
 
 TEST(Topology, CopiedByNamesWhoMovesAMessagesBytes) {
@@ -217,7 +257,7 @@ TEST(Topology, CacheRegimeFields) {
 TEST(Topology, UnknownKeysListTheValidOnes) {
   EXPECT_EQ(error_of(edited("nodes: 2", "nodez: 2")),
             "t.yaml:2:1: unknown key 'nodez' in the topology; valid keys: name, description, nodes, "
-            "ranks_per_node, rank_to_node, cache_bytes, links, reduce, copy");
+            "ranks_per_node, rank_to_node, cache_bytes, call_overhead_us, links, reduce, copy");
   EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwith_GBps: 150")),
             "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps, "
             "bandwidth_GBps_beyond_cache, copied_by, rendezvous_bytes, alpha_us_rendezvous");
@@ -265,7 +305,7 @@ TEST(Topology, WrongTypes) {
   EXPECT_EQ(error_of(edited("name: two-node-example", "name: [a, b]")), "t.yaml:1:7: name must be a string, got a list");
   EXPECT_EQ(error_of("- just\n- a list\n"),
             "t.yaml:1:1: the topology must be a mapping with keys name, description, nodes, ranks_per_node, "
-            "rank_to_node, cache_bytes, links, reduce, copy, got a list");
+            "rank_to_node, cache_bytes, call_overhead_us, links, reduce, copy, got a list");
 }
 
 TEST(Topology, MalformedYaml) {
