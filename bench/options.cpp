@@ -150,6 +150,10 @@ constexpr Flag kFlags[] = {
     {0, "ranks-per-node", "K", "model consecutive groups of K ranks as nodes (K must divide the "
      "rank count): the cost model's machine gets nodes = ranks / K, with the topology's inter-node "
      "link between them (its intra link when it describes one node)", "none: as the topology places them"},
+    {0, "calibrate", nullptr, "measure this machine first, in this launch (arlab-calibrate's "
+     "measurement over the first -t transport, a few seconds; with --ranks-per-node K, nodes of K "
+     "ranks), and give the pred column and auto the fitted machine; not with --topology",
+     "off: --topology, ARLAB_TOPOLOGY or the built-in machine"},
     {0, "topology", "FILE", "topology file (YAML, docs/model.md) for the cost model's pred column; "
      "ARLAB_TOPOLOGY when not given", "built-in: one shared-memory node"},
     {0, "json", "FILE", "write the header and one record per line and section as JSON (rank 0)", "none"},
@@ -231,13 +235,14 @@ void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::st
   }
 }
 
-// The flags without a value: -q, --progress, --fresh-input, -h.
+// The flags without a value: -q, --progress, --fresh-input, --calibrate, -h.
 ParseResult::Status apply_switch(BenchOptions& o, const Flag& f) {
   const std::string_view name = f.long_name;
   if (name == "help") return ParseResult::Status::Help;
   if (name == "quiet") o.quiet = true;
   if (name == "progress") o.progress = true;
   if (name == "fresh-input") o.fresh_input = true;
+  if (name == "calibrate") o.calibrate = true;
   return ParseResult::Status::Run;
 }
 
@@ -303,6 +308,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
     if (given.factor && given.step)
       throw BadArgument{"-f and -i exclude each other: -f N multiplies the size, -i SIZE adds to it"};
     if (given.step) o.factor = 0;
+    if (o.calibrate && o.topology)
+      throw BadArgument{"--calibrate and --topology exclude each other: --calibrate measures the machine the "
+                        "model describes, --topology reads it from a file"};
     if (o.min_bytes > o.max_bytes)
       throw BadArgument{"bad value: -b " + std::to_string(o.min_bytes) + " is larger than -e " +
                         std::to_string(o.max_bytes)};

@@ -23,6 +23,7 @@ struct BenchOptions {
   int warmup = 5;                                 // -w
   int rounds = 1;                                 // --rounds
   bool fresh_input = false;                       // --fresh-input
+  bool calibrate = false;                         // --calibrate
   bool check = true;                              // -c
   std::vector<TransportKind> transports{TransportKind::Mpi};  // -t
   bool out_of_place = true;                       // -z 0: both sections; -z 1: in place only

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <exception>
 
+#include "calibrate_here.hpp"
 #include "measure.hpp"
 #include "plot_runner.hpp"
 #include "records.hpp"
@@ -42,9 +43,29 @@ int Bench::run(std::optional<double> min_busbw) {
                    o_.min_bytes, o_.max_bytes);
     return kExitUsage;
   }
-  if (auto f = agree(world_, guarded([&] { setup_model(o_.topology, o_.ranks_per_node, nranks_, model_); }))) {
+  std::optional<std::string> topology = o_.topology;
+  int regroup = o_.ranks_per_node;
+  std::optional<CalibratedHere> here;
+  if (o_.calibrate) {
+    if (auto f = agree(world_, guarded([&] { here = calibrate_here(o_, world_, info_.command); }))) {
+      if (here) std::remove(here->path.c_str());
+      if (rank_ == 0) std::fprintf(stderr, "arlab-bench: %s\n", f->message.c_str());
+      return f->code == Error::Code::InvalidArgument ? kExitUsage : kExitFailed;
+    }
+    topology = here->path;
+    regroup = 0;  // the calibration placed the ranks on nodes of --ranks-per-node already
+  }
+  if (auto f = agree(world_, guarded([&] { setup_model(topology, regroup, nranks_, model_); }))) {
+    if (here) std::remove(here->path.c_str());
     if (rank_ == 0) std::fprintf(stderr, "arlab-bench: %s\n", f->message.c_str());
     return kExitUsage;
+  }
+  if (here) {
+    model_.temporary = here->path;  // removed once the communicators have read it
+    char took[64];
+    std::snprintf(took, sizeof took, "%.1f s", here->seconds);
+    model_.source = "measured in this launch by --calibrate over " + to_string(o_.transports.front()) + ", " + took;
+    calibration_summary_ = here->summary;
   }
   if (!prepare_outputs()) return kExitUsage;
   const int hosts = count_hosts(world_);
@@ -65,6 +86,7 @@ int Bench::run(std::optional<double> min_busbw) {
   fill_info();
   if (rank_ == 0) {
     if (!o_.quiet) print_header(stdout, info_, x);
+    if (!o_.quiet && !calibration_summary_.empty()) std::fputs(calibration_summary_.c_str(), stdout);
     print_heading(stdout, Sections{o_.out_of_place, o_.in_place});
   }
   progress_ = Progress(rank_ == 0 && (o_.progress || stderr_is_terminal()), stderr_is_terminal());
@@ -270,7 +292,7 @@ void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Ch
     for (Algorithm a : algorithms_) {
       if (is_baseline(a) && &ch != &channels_.front()) continue;
       if (std::find(ch.dropped.begin(), ch.dropped.end(), a) != ch.dropped.end()) {
-        progress_.forget(weight * per_round * o_.rounds);
+        for (int i = 0; i < per_round * o_.rounds; ++i) progress_.forget(weight);
         continue;
       }
       Pending& p = pending.emplace_back();

@@ -93,6 +93,7 @@ class Bench {
   std::vector<Channel> channels_;
   std::vector<Algorithm> algorithms_;   // the ones this build runs
   std::vector<std::string> notes_;      // for the header
+  std::string calibration_summary_;     // rank 0, --calibrate: the fitted machine, for the header
   Buffer send_, recv_;
   RunInfo info_;
   mutable Progress progress_{false, false};

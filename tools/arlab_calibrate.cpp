@@ -14,37 +14,17 @@
 // --cache-bytes): a line in cache, and beyond it the same intercept with a bandwidth of its own.
 // Nothing is fitted to all-reduce times.
 #include <mpi.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
-#include <memory>
 #include <string>
-#include <thread>
 
-#include "calibrate_cache.hpp"
-#include "calibrate_measure.hpp"
 #include "calibrate_options.hpp"
-#include "calibrate_report.hpp"
-#include "calibrate_topology.hpp"
-#include "transport/mpi_transport.hpp"
-#ifdef ARLAB_HAVE_UCX
-#include "transport/ucx_transports.hpp"
-#endif
+#include "calibrate_run.hpp"
 
 namespace arlab::tool {
 namespace {
-
-constexpr std::size_t kStreamChunk = std::size_t{256} << 10;  // the executor's default chunk
-
-// An error every rank meets alike, before any communication: rank 0 reports it, all exit.
-struct Fail {
-  int status;
-  std::string message;
-};
 
 // Before MPI_Init, the launcher's rank: only rank 0 prints --help and flag errors.
 bool launcher_rank_zero() {
@@ -53,183 +33,20 @@ bool launcher_rank_zero() {
   return true;
 }
 
-std::unique_ptr<detail::Transport> make_transport(const CalibrateOptions& o, MPI_Comm comm, double timeout_s) {
-  switch (o.transport) {
-    case TransportKind::Mpi: return detail::make_mpi_transport(comm);
-#ifdef ARLAB_HAVE_UCX
-    case TransportKind::Ucx: return detail::make_ucx_transport(comm, timeout_s);
-    case TransportKind::UcxRma: return detail::make_ucx_rma_transport(comm, timeout_s);
-#endif
-    default: (void)timeout_s; break;
-  }
-  throw Fail{1, "transport '" + o.transport_name + "' is not built into this arlab (UCX was not found at build time)"};
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  return gethostname(buf, sizeof buf - 1) == 0 && buf[0] ? buf : "unknown";
-}
-
-// "AMD EPYC, 2 cores": the model name from /proc/cpuinfo (Linux) and the cores this process may use.
-std::string cpu_text() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string model = "unknown CPU";
-  for (std::string l; std::getline(in, l);)
-    if (l.rfind("model name", 0) == 0 && l.find(':') != std::string::npos) {
-      model = l.substr(l.find_first_not_of(" \t", l.find(':') + 1));
-      break;
-    }
-  return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores";
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
-  return buf;
-}
-
-std::string mpi_library() {
-  char buf[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(buf, &len);
-  const std::string s(buf, static_cast<std::size_t>(len));
-  return s.substr(0, std::min(s.find(','), s.find('\n')));
-}
-
-// Ranks 0 and b, `same_node` or not; a send and a receive buffer of n bytes on each.
-LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bool same_node,
-                             const CalibrateOptions& o, const std::vector<std::size_t>& sizes, double cache_bytes,
-                             int ranks, int per_node) {
-  LinkCalibration l;
-  l.link_class = link_class;
-  l.rank_b = b;
-  l.sizes = sizes;
-  l.cpu_copies = same_node;  // processes of one node share memory: their CPUs copy the messages
-  // Ranks exchanging at once: the pair, or with --all-pairs every rank r with a pair r +- b
-  // (LinkBench::sweep); node 0's of them share its cache, each with a send and a receive buffer.
-  int on_node = same_node ? 2 : 1;
-  l.active_ranks = 2;
-  if (o.all_pairs) {
-    l.active_ranks = on_node = 0;
-    for (int r = 0; r < ranks; ++r) {
-      const int peer = (r / b) % 2 == 0 ? r + b : r - b;
-      if (peer >= ranks) continue;
-      ++l.active_ranks;
-      if (r < per_node) ++on_node;
-    }
-  }
-  for (std::size_t n : sizes) l.working_set.push_back(on_node * 2.0 * static_cast<double>(n));
-  auto sweep = bench.sweep(0, b, sizes, o.all_pairs);
-  l.pingpong_us = std::move(sweep.pingpong_us);
-  l.exchange_us = std::move(sweep.exchange_us);
-  const auto run_cost = bench.run_cost(0, b, sizes.front(), o.all_pairs);
-  l.separate_run_us = run_cost.separate_us;
-  l.chained_run_us = run_cost.chained_us;
-  const std::vector<double> x(sizes.begin(), sizes.end());
-  l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
-  l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes, true);
-  l.stream_chunk = std::min(kStreamChunk, o.max_bytes);
-  l.stream_count = std::max<std::size_t>(1, o.max_bytes / l.stream_chunk);
-  const auto stream = bench.stream(0, b, l.stream_chunk, l.stream_count);
-  l.stream_one_way_GBps = stream.one_way_GBps;
-  l.stream_both_ways_GBps = stream.both_ways_GBps;
-  return l;
-}
-
-// Every rank at once; the `per_node` ranks of a node share its cache: out = a + b touches 3n
-// bytes per rank, a copy 2n.
-ComputeCalibration measure_compute(ComputeBench& bench, const CalibrateOptions& o, int ranks, int per_node,
-                                   double cache_bytes) {
-  ComputeCalibration k;
-  k.sizes = calibrate_sizes(o, sizeof(float));
-  k.concurrent_ranks = ranks;
-  k.ranks_per_node = per_node;
-  for (std::size_t n : k.sizes) {
-    k.reduce_working_set.push_back(3.0 * per_node * static_cast<double>(n));
-    k.copy_working_set.push_back(2.0 * per_node * static_cast<double>(n));
-  }
-  auto sweep = bench.sweep(k.sizes);
-  k.reduce_us = std::move(sweep.reduce_us);
-  k.copy_us = std::move(sweep.copy_us);
-  const std::vector<double> x(k.sizes.begin(), k.sizes.end());
-  k.reduce = fit_regimes(x, k.reduce_us, k.reduce_working_set, cache_bytes);
-  k.copy = fit_regimes(x, k.copy_us, k.copy_working_set, cache_bytes);
-  return k;
-}
-
 int run(const CalibrateOptions& o, int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size < 2) throw Fail{2, "needs at least 2 ranks: mpirun -np 2 arlab-calibrate ..."};
-  const int per_node = o.ranks_per_node ? o.ranks_per_node : size;
-  if (size % per_node != 0)
-    throw Fail{2, "--ranks-per-node " + std::to_string(per_node) + " does not divide the " + std::to_string(size) +
-                      " ranks into whole nodes"};
-
-  Calibration c;
-  c.host = host_name();
-  c.name = o.name.empty() ? c.host : o.name;
-  c.when = utc_now();
-  c.transport = o.transport_name;
-  c.mpi_library = mpi_library();
-  c.cpu = cpu_text();
-  c.command = "mpirun -np " + std::to_string(size) + " arlab-calibrate";
-  for (int i = 1; i < argc; ++i) c.command += std::string(" ") + argv[i];
-  c.ranks = size;
-  c.nodes = size / per_node;
-  c.ranks_per_node = per_node;
-  c.samples = o.samples;
-  c.sample_ms = o.sample_ms;
-  if (o.cache_bytes) {
-    c.cache_bytes = static_cast<double>(*o.cache_bytes);
-    c.cache_source = c.cache_bytes > 0 ? size_text(c.cache_bytes) + ", from --cache-bytes" : "--cache-bytes 0";
-  } else {
-    const NodeCache cache = node_cache();
-    c.cache_bytes = cache.bytes;
-    c.cache_source = cache.bytes > 0 ? cache.source : "the cache size is unknown (no sysfs, no sysconf)";
+  std::string command = "mpirun -np " + std::to_string(size) + " arlab-calibrate";
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  const Calibration c = calibrate(o, MPI_COMM_WORLD, command, stdout);
+  if (rank != 0 || !o.output) return 0;
+  std::ofstream file(*o.output);
+  if (!(file << topology_yaml(c)) || !file.flush()) {
+    std::fprintf(stderr, "arlab-calibrate: cannot write '%s'\n", o.output->c_str());
+    return 1;
   }
-
-  MPI_Comm control, comm;  // timing collectives, and the transport's own communicator
-  MPI_Comm_dup(MPI_COMM_WORLD, &control);
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  const double timeout_s = *Options{}.resolved().timeout_s;
-  const Timing timing{o.sample_ms, o.samples};
-  std::FILE* out = rank == 0 ? stdout : nullptr;
-  if (out) print_header(out, c);
-  {
-    auto transport = make_transport(o, comm, timeout_s);
-    LinkBench bench(*transport, control, timing, o.max_bytes, timeout_s);
-    const auto sizes = calibrate_sizes(o);
-    if (per_node >= 2) {
-      c.intra = measure_link(bench, "intra", 1, true, o, sizes, c.cache_bytes, size, per_node);
-      if (out) print_link(out, c, *c.intra);
-    }
-    if (c.nodes >= 2) {
-      c.inter = measure_link(bench, "inter", per_node, false, o, sizes, c.cache_bytes, size, per_node);
-      if (out) print_link(out, c, *c.inter);
-    }
-  }  // the transport's shutdown is collective: every rank is here
-  {
-    ComputeBench bench(control, timing, o.max_bytes);
-    c.compute = measure_compute(bench, o, size, per_node, c.cache_bytes);
-  }
-  MPI_Comm_free(&comm);
-  MPI_Comm_free(&control);
-  if (!out) return 0;
-  print_compute(out, c);
-  print_summary(out, c);
-  if (o.output) {
-    std::ofstream file(*o.output);
-    if (!(file << topology_yaml(c)) || !file.flush()) {
-      std::fprintf(stderr, "arlab-calibrate: cannot write '%s'\n", o.output->c_str());
-      return 1;
-    }
-    std::printf("# wrote %s\n", o.output->c_str());
-  }
+  std::printf("# wrote %s\n", o.output->c_str());
   return 0;
 }
 
@@ -252,7 +69,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   try {
     status = arlab::tool::run(parsed.options, argc, argv);
-  } catch (const arlab::tool::Fail& e) {
+  } catch (const arlab::tool::CalibrateError& e) {
     if (rank == 0) std::fprintf(stderr, "arlab-calibrate: %s\n", e.message.c_str());
     status = e.status;
   } catch (const std::exception& e) {

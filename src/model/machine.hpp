@@ -19,9 +19,11 @@ namespace arlab::detail {
 struct LinkCost {
   double alpha_us = 0;     // per message: the time from posting to the first byte arriving
   double us_per_byte = 0;  // beta: 1 / bandwidth of one direction, as one rank sees it
-  // Who moves a message's bytes: false, a DMA engine or NIC (the ports only); true, the
-  // receiving rank's CPU (shared memory between processes: the receiver copies the data in),
-  // so the transfer also occupies the receiver's compute unit and cannot overlap its reductions.
+  // Who moves a message's bytes: false, a DMA engine or NIC (the ports only; alpha is in
+  // flight and overlaps the next message); true, the receiving rank's CPU (shared memory
+  // between processes: the receiver copies the data in and runs the handshake), so the
+  // transfer, alpha included, occupies the receiver's compute unit and cannot overlap its
+  // reductions or the next message.
   bool cpu_copies = false;
   // A protocol switch (eager -> rendezvous): messages of more than rendezvous_bytes pay
   // alpha_us_rendezvous instead of alpha_us (the handshake before the data moves); 0: no switch.

@@ -243,8 +243,10 @@ namespace {
 std::string quoted(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
-    if (c == '\n') {
-      out += "\\n";
+    if (static_cast<unsigned char>(c) < 0x20) {  // control characters as YAML escapes
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\x%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += esc;
       continue;
     }
     if (c == '"' || c == '\\') out += '\\';
@@ -259,14 +261,25 @@ std::string number_text(double v) {
   return buf;
 }
 
-std::string gbps(double us_per_byte) { return number_text(kUsPerByteAtOneGBps / us_per_byte); }
+std::string integer_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+std::string gbps(double us_per_byte) {
+  if (!(us_per_byte > 0) || !std::isfinite(us_per_byte))
+    throw Error(Error::Code::InvalidArgument, "topology_yaml: a rate of " + number_text(us_per_byte) +
+                                                  " us per byte has no bandwidth to write");
+  return number_text(kUsPerByteAtOneGBps / us_per_byte);
+}
 
 std::string link_yaml(const LinkCost& l, double beyond_us_per_byte) {
   std::string y = "{ alpha_us: " + number_text(l.alpha_us) + ", bandwidth_GBps: " + gbps(l.us_per_byte);
   if (beyond_us_per_byte > 0) y += ", bandwidth_GBps_beyond_cache: " + gbps(beyond_us_per_byte);
   y += std::string(", copied_by: ") + (l.cpu_copies ? "cpu" : "dma");
   if (l.rendezvous_bytes > 0)
-    y += ", rendezvous_bytes: " + number_text(l.rendezvous_bytes) + ", alpha_us_rendezvous: " +
+    y += ", rendezvous_bytes: " + integer_text(l.rendezvous_bytes) + ", alpha_us_rendezvous: " +
          number_text(l.alpha_us_rendezvous);
   return y + " }";
 }
@@ -280,6 +293,10 @@ std::string rate_yaml(double us_per_byte, double beyond_us_per_byte) {
 }  // namespace
 
 std::string topology_yaml(const Machine& m) {
+  if (m.nodes < 1 || m.ranks_per_node < 1)
+    throw Error(Error::Code::InvalidArgument, "topology_yaml: '" + m.name + "' has " + std::to_string(m.nodes) +
+                                                  " nodes of " + std::to_string(m.ranks_per_node) +
+                                                  " ranks; a file needs at least 1 of each");
   // Beyond-cache rates are only written with cache_bytes, which they need.
   const bool two = m.cache_bytes > 0;
   const auto beyond = [&](double v) { return two ? v : 0.0; };
@@ -292,7 +309,7 @@ std::string topology_yaml(const Machine& m) {
     y += "]\n";
   }
   if (m.call_us > 0) y += "call_overhead_us: " + number_text(m.call_us) + "\n";
-  if (two) y += "cache_bytes: " + number_text(m.cache_bytes) + "\n";
+  if (two) y += "cache_bytes: " + integer_text(m.cache_bytes) + "\n";
   y += "links:\n  intra: " + link_yaml(m.intra, beyond(m.beyond_cache.intra_us_per_byte)) + "\n";
   y += "  inter: " + link_yaml(m.inter, beyond(m.beyond_cache.inter_us_per_byte)) + "\n";
   y += "reduce: " + rate_yaml(m.reduce_us_per_byte, beyond(m.beyond_cache.reduce_us_per_byte)) + "\n";

@@ -41,9 +41,11 @@ Machine load_topology(const std::string& path);
 // The same from text; `file_name` stands for the file in messages and in Machine::source.
 Machine parse_topology(const std::string& text, const std::string& file_name = "<string>");
 
-// A file that parse_topology() reads back into the same machine (every field, numbers with 17
-// digits), without comments; `source` is not written. `ranks_per_node` must be at least 1 (the
-// built-in machine's 0, any number of ranks on one node, has no file form).
+// A file that parse_topology() reads back into the same machine (every field; numbers with 17
+// digits, so a rate comes back within an ulp, as bandwidth and back), without comments;
+// `source` is not written. Throws Error(InvalidArgument) for what a file cannot say: fewer than
+// 1 node or rank per node (the built-in machine's 0, any number of ranks on one node), a rate
+// that is not positive and finite.
 std::string topology_yaml(const Machine& m);
 
 }  // namespace arlab::detail

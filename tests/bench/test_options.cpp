@@ -52,6 +52,16 @@ TEST(BenchOptions, Defaults) {
   EXPECT_FALSE(o.progress);
   EXPECT_EQ(o.rounds, 1);
   EXPECT_FALSE(o.fresh_input);
+  EXPECT_FALSE(o.calibrate);
+}
+
+TEST(BenchOptions, Calibrate) {
+  const BenchOptions o = ok({"--calibrate", "--ranks-per-node", "2"});
+  EXPECT_TRUE(o.calibrate);
+  EXPECT_EQ(o.ranks_per_node, 2);
+  EXPECT_EQ(error({"--calibrate", "--topology", "t.yaml"}),
+            "--calibrate and --topology exclude each other: --calibrate measures the machine the model describes, "
+            "--topology reads it from a file");
 }
 
 TEST(BenchOptions, EveryFlag) {
@@ -149,7 +159,7 @@ TEST(BenchOptions, HelpNamesEveryFlagWithItsDefault) {
                            "-a, --algorithms LIST", "-d, --datatype TYPE", "-o, --op OP", "-n, --iters N",
                            "-w, --warmup_iters N", "-c, --check 0|1", "-t, --transport LIST", "-z, --inplace 0|1",
                            "--ranks-per-node K", "--topology FILE", "--json FILE", "--csv FILE", "--plot FILE.png",
-                           "-q, --quiet", "--progress", "--rounds N", "--fresh-input", "-h, --help", "ARLAB_BENCH_MIN_BUSBW"})
+                           "-q, --quiet", "--progress", "--rounds N", "--fresh-input", "--calibrate", "-h, --help", "ARLAB_BENCH_MIN_BUSBW"})
     EXPECT_NE(u.find(flag), std::string::npos) << flag;
   for (const char* def : {"(default: 8)", "(default: 64M)", "(default: 2)", "(default: all)", "(default: float)",
                           "(default: sum)", "(default: 20)", "(default: 5)", "(default: 1)", "(default: mpi)",

@@ -1,0 +1,43 @@
+# ctest bench.calibrate_np2: --calibrate measures the machine in the same launch. The header
+# says so and shows the fitted numbers; every schedule algorithm's line has a prediction; the
+# temporary topology file is gone afterwards. With one rank, or with --topology, it refuses
+# (exit 2, one line).
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+
+set(tmp ${OUT}/calibrate-tmp)
+file(REMOVE_RECURSE ${tmp})
+file(MAKE_DIRECTORY ${tmp})
+run(rc out err ENV TMPDIR=${tmp} COMMAND ${MPIRUN} ${BENCH} -b 8 -e 1K -f 64 -a rd,ring -n 3 -w 1 --calibrate)
+if(NOT rc EQUAL 0)
+  fail("exit ${rc}, expected 0" "${out}" "${err}")
+endif()
+foreach(text "model: 'calibrated by arlab-bench' (measured in this launch by --calibrate over mpi, "
+             "# fitted machine 'calibrated by arlab-bench'" "#   intra  alpha ")
+  string(FIND "${out}" "${text}" at)
+  if(at EQUAL -1)
+    fail("the header does not say '${text}'" "${out}" "${err}")
+  endif()
+endforeach()
+table_lines("${out}" lines)
+list(LENGTH lines n)
+if(NOT n EQUAL 4)  # 8 B and 512 B x rd and ring
+  fail("${n} table lines, expected 4" "${out}" "${err}")
+endif()
+foreach(line IN LISTS lines)
+  string(REPLACE "," ";" fields "${line}")
+  list(GET fields 6 pred)
+  if(NOT pred MATCHES "^[0-9]+\\.[0-9]+$")
+    fail("no prediction in: ${line}" "${out}" "${err}")
+  endif()
+endforeach()
+file(GLOB left ${tmp}/*)
+if(left)
+  fail("temporary files left behind: ${left}" "${out}" "${err}")
+endif()
+
+# One rank cannot measure a link.
+run(rc out err COMMAND ${BENCH} -b 8 -e 8 -a rd --calibrate)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "arlab-bench: --calibrate: needs at least 2 ranks")
+  fail("one rank with --calibrate: exit ${rc}, expected 2 and the reason" "${out}" "${err}")
+endif()
+message(STATUS "--calibrate: measured in the launch, predictions on every line, no file left")
