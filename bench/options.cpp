@@ -150,9 +150,9 @@ constexpr Flag kFlags[] = {
     {0, "ranks-per-node", "K", "model consecutive groups of K ranks as nodes (K must divide the "
      "rank count): the cost model's machine gets nodes = ranks / K, with the topology's inter-node "
      "link between them (its intra link when it describes one node)", "none: as the topology places them"},
-    {0, "calibrate", nullptr, "measure this machine first, in this launch (arlab-calibrate's "
-     "measurement over the first -t transport, a few seconds; with --ranks-per-node K, nodes of K "
-     "ranks), and give the pred column and auto the fitted machine; not with --topology",
+    {0, "calibrate", nullptr, "measure this machine first, in this launch (arlab-calibrate --all-pairs "
+     "over the first -t transport, a few seconds; with --ranks-per-node K, nodes of K ranks), and "
+     "give the pred column and auto the fitted machine; not with --topology",
      "off: --topology, ARLAB_TOPOLOGY or the built-in machine"},
     {0, "topology", "FILE", "topology file (YAML, docs/model.md) for the cost model's pred column; "
      "ARLAB_TOPOLOGY when not given", "built-in: one shared-memory node"},

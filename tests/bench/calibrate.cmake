@@ -11,13 +11,8 @@ run(rc out err ENV TMPDIR=${tmp} COMMAND ${MPIRUN} ${BENCH} -b 8 -e 1K -f 64 -a 
 if(NOT rc EQUAL 0)
   fail("exit ${rc}, expected 0" "${out}" "${err}")
 endif()
-foreach(text "model: 'calibrated by arlab-bench' (measured in this launch by --calibrate over mpi, "
-             "# fitted machine 'calibrated by arlab-bench'" "#   intra  alpha ")
-  string(FIND "${out}" "${text}" at)
-  if(at EQUAL -1)
-    fail("the header does not say '${text}'" "${out}" "${err}")
-  endif()
-endforeach()
+expect_texts("${out}" "${err}" "model: 'calibrated by arlab-bench' (measured in this launch by --calibrate over mpi, "
+  "# fitted machine 'calibrated by arlab-bench'" "#   intra  alpha ")
 table_lines("${out}" lines)
 list(LENGTH lines n)
 if(NOT n EQUAL 4)  # 8 B and 512 B x rd and ring

@@ -20,6 +20,16 @@ function(fail what out err)
   message(FATAL_ERROR "${what}\n--- stdout:\n${out}\n--- stderr:\n${err}")
 endfunction()
 
+# Fails unless every text after the first two arguments occurs in `out`.
+function(expect_texts out err)
+  foreach(text IN LISTS ARGN)
+    string(FIND "${out}" "${text}" at)
+    if(at EQUAL -1)
+      fail("the output does not say '${text}'" "${out}" "${err}")
+    endif()
+  endforeach()
+endfunction()
+
 # The table's data lines (not starting with '#'), as a list; each line's fields ';'-separated.
 function(table_lines out_text result)
   string(REPLACE ";" "," text "${out_text}")

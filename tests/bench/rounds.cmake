@@ -8,14 +8,9 @@ run(rc out err COMMAND ${MPIRUN} ${BENCH} -b 1K -e 4K -f 4 -a ring,rd -n 3 -w 1 
 if(NOT rc EQUAL 0)
   fail("exit ${rc}, expected 0" "${out}" "${err}")
 endif()
-foreach(text "1 warm-up, 3 timed per line and section, in 3 interleaved rounds"
-             "the input written anew before each call (--fresh-input, untimed)"
-             "each line's median round shown")
-  string(FIND "${out}" "${text}" at)
-  if(at EQUAL -1)
-    fail("the header does not say '${text}'" "${out}" "${err}")
-  endif()
-endforeach()
+expect_texts("${out}" "${err}" "1 warm-up, 3 timed per line and section, in 3 interleaved rounds"
+  "the input written anew before each call (--fresh-input, untimed)"
+  "each line's median round shown")
 table_lines("${out}" lines)
 list(LENGTH lines n)
 if(NOT n EQUAL 4)  # 1 KiB and 4 KiB x ring and rd, one line each
