@@ -249,8 +249,8 @@ def main(argv):
     ax_t.set_xlabel("message size (bytes, log scale)", fontsize=11)
     ax_bw.set_title("bus bandwidth = size / time x 2(p-1)/p, higher is better" if not single_rank
                     else "algorithm bandwidth = size / time, one rank, higher is better", fontsize=11)
-    ax_t.set_title("time per call: the slowest rank's, averaged over the timed calls; lower is better",
-                   fontsize=11)
+    ax_t.set_title("time per call, averaged over the timed calls (how a call is timed: the run's header); "
+                   "lower is better", fontsize=11)
 
     # Legend below the panels: colours name algorithms, markers name transports.
     handles, labels = [], []
