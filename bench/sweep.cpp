@@ -317,8 +317,8 @@ void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Ch
                             (o_.rounds > 1 ? ", round " + std::to_string(round + 1) : std::string()),
                         weight);
         const Call call{p.algorithm, count, dtype, op, in_place};
-        const Outcome r = measure(world_, *p.ch->comm, checker, call, Loop{o_.iters, o_.warmup, checked, o_.fresh_input, info_.hosts == 1},
-                                  send_.get(), recv_.get());
+        const Loop loop{o_.iters, o_.warmup, checked, o_.fresh_input, info_.hosts == 1};
+        const Outcome r = measure(world_, *p.ch->comm, checker, call, loop, send_.get(), recv_.get());
         progress_.end();
         if (r.failure) {
           drop(*p.ch, p.algorithm, size, *r.failure);
