@@ -108,7 +108,10 @@ class Walk {
     RankState &a = st_[from], &b = st_[to];
     const StepState &send = a.steps[si], &recv = b.steps[ri];
     const LinkCost& link = node_[from] == node_[to] ? m_.intra : m_.inter;
-    double start = std::max({send.posted, recv.posted, a.send_free, b.recv_free});
+    // On a CPU-copied link the receiver's CPU pulls the bytes (a single copy out of the
+    // sender's memory), so the sender's port does not serialise its messages: several
+    // receivers may copy from one sender at once. A DMA link's send port streams one at a time.
+    double start = std::max({send.posted, recv.posted, link.cpu_copies ? 0.0 : a.send_free, b.recv_free});
     const double alpha = link.alpha_for(send.bytes);
     const double stream = send.bytes * link.us_per_byte;
     double busy = stream;
@@ -121,7 +124,8 @@ class Walk {
       b.compute_free = start + busy;
     }
     // A DMA link: the ports stream the bytes; the latency is in flight and overlaps the next message.
-    a.send_free = b.recv_free = start + busy;
+    if (!link.cpu_copies) a.send_free = start + busy;
+    b.recv_free = start + busy;
     const double end = start + alpha + stream;
     Cost c = send.ready.total_us >= recv.ready.total_us ? send.ready : recv.ready;
     c.latency_us += alpha;

@@ -215,6 +215,21 @@ TEST(CostWalk, OnACpuCopiedLinkEveryPipelinedChunkPaysItsLatency) {
   EXPECT_NEAR(predict(ring, flat, machine(kAlpha, false)).latency_us, 2 * kAlpha, 1e-9);
 }
 
+TEST(CostWalk, OnACpuCopiedLinkSeveralReceiversCopyFromOneSenderAtOnce) {
+  // The tree's interior ranks send to two children and a parent. Over DMA one send port streams
+  // those one after another; over shared memory each receiver's CPU pulls its own copy, so they
+  // overlap. Everything else alike (no latency, reductions nearly free), the CPU-copied tree is
+  // faster, and a rank's receives still take turns (the ring, one message per step, is not).
+  Machine dma = Machine::uniform(0, kBeta, kBeta * 1e-6), cpu = dma;
+  cpu.intra.cpu_copies = cpu.inter.cpu_copies = true;
+  const Shape s = unpipelined(8, 1 << 18);
+  const AlgorithmInfo& tree = *find_schedule_algorithm(Algorithm::Tree);
+  const AlgorithmInfo& ring = *find_schedule_algorithm(Algorithm::Ring);
+  const double t_dma = predict(tree, s, dma).total_us, t_cpu = predict(tree, s, cpu).total_us;
+  EXPECT_LT(t_cpu, 0.85 * t_dma);  // 4 n beta against 5 n beta
+  EXPECT_NEAR(predict(ring, s, cpu).total_us, predict(ring, s, dma).total_us, 0.01 * predict(ring, s, dma).total_us);
+}
+
 TEST(CostWalk, TheCallOverheadIsAddedOncePerCall) {
   Machine m = Machine::uniform(kAlpha, kBeta, kGamma);
   const Shape s = unpipelined(8, 4096);
