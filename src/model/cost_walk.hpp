@@ -3,9 +3,9 @@
 // alpha + bytes * beta of that class after it starts, and occupies the sender's send port and
 // the receiver's receive port for bytes * beta (the latency is in flight, so a rank streaming
 // chunks pays alpha once per chain of dependent messages, not once per chunk). On a link
-// copied by the CPUs (shared memory) the receiver's compute unit copies the bytes in and runs
-// the protocol: the ports and that unit are held for alpha + bytes * beta, so there alpha is
-// paid once per message. A reduction costs bytes * gamma on the rank's compute unit. Steps start when their dependencies are done
+// copied by the CPUs (shared memory) the receiver's compute unit pulls the bytes in and runs
+// the protocol: its receive port and that unit are held for alpha + bytes * beta, so there
+// alpha is paid once per message, and the sender's port is not held. A reduction costs bytes * gamma on the rank's compute unit. Steps start when their dependencies are done
 // and their resources are free. The prediction is when the last step finishes; its breakdown
 // follows the critical path. The walk is the only source of predicted times in arlab; predict()
 // first picks the machine's in-cache or beyond-cache rates for the call's working set.
