@@ -1,12 +1,11 @@
 #include "calibrate_here.hpp"
 
-#include <unistd.h>
-
+#include <cstdio>
 #include <cstdlib>
-#include <vector>
 
 #include "calibrate_report.hpp"
 #include "calibrate_run.hpp"
+#include "model_setup.hpp"
 
 namespace arlab::bench {
 
@@ -38,13 +37,7 @@ CalibratedHere calibrate_here(const BenchOptions& o, MPI_Comm world, const std::
   yaml.resize(n);
   MPI_Bcast(yaml.data(), static_cast<int>(n), MPI_CHAR, 0, world);
 
-  const char* dir = std::getenv("TMPDIR");
-  out.path = std::string(dir && *dir ? dir : "/tmp") + "/arlab-bench-calibrated-XXXXXX";
-  const int fd = mkstemp(out.path.data());
-  if (fd < 0) throw Error(Error::Code::InvalidArgument, "--calibrate: cannot create a temporary file " + out.path);
-  const bool ok = write(fd, yaml.data(), yaml.size()) == static_cast<ssize_t>(yaml.size());
-  close(fd);
-  if (!ok) throw Error(Error::Code::InvalidArgument, "--calibrate: cannot write the temporary file " + out.path);
+  out.path = write_temporary_topology(yaml, "calibrated", "--calibrate");
 
   if (rank == 0) {
     char* text = nullptr;

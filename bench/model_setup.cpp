@@ -59,17 +59,23 @@ void setup_model(const std::optional<std::string>& topology_flag, int k, int nra
              (m.nodes > 1 ? std::string("the topology's inter-node link")
                           : std::string("its intra-node link (it describes one node)"));
 
+  out.temporary = write_temporary_topology(to_yaml(m, out.nodes, k), "topology", "--ranks-per-node");
+  out.topology = out.temporary;
+  out.name = m.name + ", " + count_of(k, "rank") + " per node";
+}
+
+std::string write_temporary_topology(const std::string& yaml, const std::string& what, const std::string& flag) {
   const char* dir = std::getenv("TMPDIR");
-  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/arlab-bench-topology-XXXXXX";
+  std::string path = std::string(dir && *dir ? dir : "/tmp") + "/arlab-bench-" + what + "-XXXXXX";
   const int fd = mkstemp(path.data());
-  if (fd < 0) bad("--ranks-per-node: cannot create a temporary topology file in " + path);
-  const std::string yaml = to_yaml(m, out.nodes, k);
+  if (fd < 0) bad(flag + ": cannot create a temporary topology file in " + path);
   const bool ok = write(fd, yaml.data(), yaml.size()) == static_cast<ssize_t>(yaml.size());
   close(fd);
-  out.temporary = path;
-  if (!ok) bad("--ranks-per-node: cannot write the temporary topology file " + path);
-  out.topology = path;
-  out.name = m.name + ", " + count_of(k, "rank") + " per node";
+  if (!ok) {
+    std::remove(path.c_str());
+    bad(flag + ": cannot write the temporary topology file " + path);
+  }
+  return path;
 }
 
 }  // namespace arlab::bench

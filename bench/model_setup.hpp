@@ -27,4 +27,9 @@ struct ModelSetup {
 void setup_model(const std::optional<std::string>& topology_flag, int ranks_per_node, int nranks,
                  ModelSetup& out);
 
+// Writes `yaml` to a new file in $TMPDIR (else /tmp) named arlab-bench-`what`-XXXXXX and returns
+// its path. Throws arlab::Error(InvalidArgument) naming `flag` when it cannot (and then leaves no
+// file behind).
+std::string write_temporary_topology(const std::string& yaml, const std::string& what, const std::string& flag);
+
 }  // namespace arlab::bench
