@@ -100,10 +100,9 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
                   *options_.timeout_s};
   try {
     executor_.run(*prog, buffers, call);
-  } catch (const Error& e) {
-    // A call that failed part-way leaves messages in flight and peers in unknown states:
-    // abandon them and refuse further calls rather than risk mismatched messages.
-    if (e.code() != Error::Code::Timeout) transport_->cancel_all();  // a timeout already did
+  } catch (const Error&) {
+    // A call that failed part-way leaves peers in unknown states (the executor abandoned its
+    // messages): refuse further calls rather than risk mismatched messages.
     broken_ = true;
     throw;
   }

@@ -18,6 +18,10 @@ void Executor::run(const Program& program, const Buffers& buffers, const Call& c
   const Transport::Region regions[2] = {
       {buffers.output, call.count * call.elem_size},
       {buffers.scratch, program.schedule.scratch_count * call.elem_size}};
+  struct RunEnd {  // end_run on every way out, also when begin_run throws
+    Transport& t;
+    ~RunEnd() { t.end_run(); }
+  } run_end{transport_};
   transport_.begin_run(std::span(regions, buffers.scratch && regions[1].bytes ? 2 : 1));
   const std::size_t n = program.size();
   if (n == 0) return;
@@ -30,6 +34,17 @@ void Executor::run(const Program& program, const Buffers& buffers, const Call& c
   computing_.clear();
   done_ = 0;
 
+  try {
+    loop(call.timeout_s);
+  } catch (...) {
+    // A run that failed part-way leaves messages in flight: abandon them.
+    transport_.cancel_all();
+    throw;
+  }
+}
+
+void Executor::loop(double timeout_s) {
+  const std::size_t n = prog_->size();
   using Clock = std::chrono::steady_clock;
   auto last_progress = Clock::now();
   unsigned idle = 0;
@@ -59,7 +74,7 @@ void Executor::run(const Program& program, const Buffers& buffers, const Call& c
       const auto now = Clock::now();
       if (idle == 4096) last_progress = now;
       const double waited = std::chrono::duration<double>(now - last_progress).count();
-      if (waited > call.timeout_s) timed_out(waited);
+      if (waited > timeout_s) timed_out(waited);
     }
   }
 }
@@ -109,7 +124,6 @@ void Executor::timed_out(double waited_s) {
     if (k == StepKind::Recv) { culprit = static_cast<long>(i); break; }
     if (k == StepKind::Send && culprit < 0) culprit = static_cast<long>(i);
   }
-  transport_.cancel_all();
   std::ostringstream o;
   o << "arlab: " << to_string(call_->algorithm) << " allreduce of " << call_->count << " "
     << to_string(call_->type) << " (" << to_string(call_->user_op) << ") on rank " << transport_.rank() << " over "

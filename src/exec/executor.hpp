@@ -37,10 +37,12 @@ class Executor {
   Executor(Transport& transport, Reducer& reducer) : transport_(transport), reducer_(reducer) {}
 
   // Runs `program` to its end. Throws Error(Timeout) naming the peer when nothing has
-  // completed for `call.timeout_s` seconds; the transport's requests are then abandoned.
+  // completed for `call.timeout_s` seconds. A run that throws has abandoned the transport's
+  // requests (cancel_all) before it returns.
   void run(const Program& program, const Buffers& buffers, const Call& call);
 
  private:
+  void loop(double timeout_s);
   void start(std::uint32_t i);
   void complete(std::uint32_t i);
   [[noreturn]] void timed_out(double waited_s);

@@ -28,14 +28,21 @@ class Transport {
   // receiver's memory register these regions; tagged transports start a new call number, so
   // that messages of consecutive runs never match each other.
   virtual void begin_run(std::span<const Region> receive_regions) { (void)receive_regions; }
+  // Called once when a run ends, however it ends (after cancel_all when it failed, also when
+  // begin_run threw). A run
+  // whose requests all completed may still leave work a peer waits for: a UCX receiver that
+  // has its data may still owe the sender the acknowledgement that completes the send. The
+  // caller may now stay away for long (host work, a blocking MPI call), so a transport that
+  // needs progress for such work hands it to a thread of its own here.
+  virtual void end_run() noexcept {}
 
   // Post a message. Messages between one pair of ranks with one tag match in posting order.
   virtual Request isend(int peer, int tag, const void* buf, std::size_t bytes) = 0;
   virtual Request irecv(int peer, int tag, void* buf, std::size_t bytes) = 0;
   // Make progress and append the requests that completed since the last call to `done`.
   virtual void poll(std::vector<Request>& done) = 0;
-  // Abandon every outstanding request (after a timeout); the transport stays usable
-  // only as far as the underlying library allows.
+  // Abandon every outstanding request (after a failed run, before its end_run); the
+  // transport stays usable only as far as the underlying library allows.
   virtual void cancel_all() = 0;
 };
 

@@ -69,6 +69,7 @@ class UcxRmaTransport final : public Transport {
   }
 
   ~UcxRmaTransport() override {
+    ucx_.stop_idle_progress();
     closing_ = true;
     ucx_.quiesce();
     for (auto& [k, rkey] : rkeys_) ucp_rkey_destroy(rkey);
@@ -83,11 +84,13 @@ class UcxRmaTransport final : public Transport {
   std::string name() const override { return ucx_.name(); }
 
   void begin_run(std::span<const Region> regions) override {
+    ucx_.enter();
     ucx_.next_call();
     cache_.refresh();
     for (const Region& r : regions)
       if (r.bytes) cache_.get(r.base, r.bytes);
   }
+  void end_run() noexcept override { ucx_.leave(); }
 
   Request isend(int peer, int index, const void* buf, std::size_t bytes) override {
     const Request slot = allocate(Op::Send, peer, bytes);

@@ -15,6 +15,10 @@ namespace {
 std::atomic<unsigned> next_comm_id{0};
 
 constexpr unsigned kIdlePollsBeforeYield = 64;
+// The idle thread's polling interval doubles from the first to the last while nothing
+// happens, and drops back to the first when a poll found work.
+constexpr std::chrono::microseconds kIdleFirst{50}, kIdleLast{10000};
+constexpr int kIdleBurst = 32;  // progress calls per poll at most, while they find work
 
 }  // namespace
 
@@ -40,7 +44,7 @@ UcxWorker::UcxWorker(MPI_Comm comm, std::string transport_name, std::uint64_t fe
 
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // the caller's runs and the idle thread, in turn
   st = ucp_worker_create(context_, &wp, &worker_);
   if (st != UCS_OK) {
     ucp_cleanup(context_);
@@ -123,6 +127,56 @@ unsigned UcxWorker::progress(bool idle) {
   return n;
 }
 
+void UcxWorker::enter() {
+  // One atomic exchange per run; it spins only while the idle thread progresses, which it
+  // does only after this caller was away for a whole interval.
+  while (busy_.exchange(true, std::memory_order_acquire)) std::this_thread::yield();
+  entered_ = true;
+}
+
+void UcxWorker::leave() noexcept {
+  if (!entered_) return;
+  entered_ = false;
+  runs_.store(runs_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // one writer
+  busy_.store(false, std::memory_order_release);
+  if (!idle_thread_.joinable() && !stop_) {
+    try {
+      idle_thread_ = std::thread([this] { idle_progress(); });
+    } catch (...) {
+      // No thread (resource limits): runs still complete; only the work a run leaves
+      // behind waits for the next one.
+    }
+  }
+}
+
+void UcxWorker::idle_progress() {
+  using std::chrono::microseconds;
+  microseconds interval = kIdleFirst;
+  std::uint64_t seen = runs_.load(std::memory_order_relaxed);
+  std::unique_lock<std::mutex> stop_lock(stop_mutex_);
+  while (!stop_cv_.wait_for(stop_lock, interval, [this] { return stop_; })) {
+    // A caller that ran since the last look is active and progresses the worker itself:
+    // stay out of its way. Only a caller away for a whole interval is covered for.
+    const std::uint64_t runs = runs_.load(std::memory_order_relaxed);
+    bool found = false;
+    if (runs == seen && !busy_.exchange(true, std::memory_order_acquire)) {
+      for (int k = 0; k < kIdleBurst && ucp_worker_progress(worker_) != 0; ++k) found = true;
+      busy_.store(false, std::memory_order_release);
+    }
+    seen = runs;
+    interval = found ? kIdleFirst : std::min<microseconds>(interval * 2, kIdleLast);
+  }
+}
+
+void UcxWorker::stop_idle_progress() noexcept {
+  {
+    std::lock_guard<std::mutex> g(stop_mutex_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (idle_thread_.joinable()) idle_thread_.join();
+}
+
 void UcxWorker::fail(ucs_status_t status, const std::string& what, int peer) const {
   throw Error(Error::Code::Transport, "arlab: " + what + (peer >= 0 ? " rank " + std::to_string(peer) : "") +
                                           " failed on rank " + std::to_string(rank_) + " over " + name_ +
@@ -189,6 +243,7 @@ void UcxWorker::close_endpoints() {
 }
 
 UcxWorker::~UcxWorker() {
+  stop_idle_progress();
   quiesce();
   close_endpoints();
   ucp_worker_destroy(worker_);
