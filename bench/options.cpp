@@ -196,7 +196,13 @@ void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::st
     if (name == "maxbytes") o.max_bytes = *n;
     if (name == "stepbytes") o.step = *n, given.step = true;
   } else if (name == "stepfactor") {
-    o.factor = static_cast<std::size_t>(parse_bounded(shown, v, 2, 1 << 20, "an integer from 2 to 1048576"));
+    // Any factor >= 2, as nccl-tests: a factor beyond -e just gives one size.
+    std::uint64_t f = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), f);
+    if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || f < 2 ||
+        f > std::numeric_limits<std::size_t>::max())
+      bad_value(shown, v, "an integer >= 2");
+    o.factor = static_cast<std::size_t>(f);
     given.factor = true;
   } else if (name == "algorithms") {
     given.algorithms = true;

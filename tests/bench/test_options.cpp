@@ -64,6 +64,17 @@ TEST(BenchOptions, Calibrate) {
             "--topology reads it from a file");
 }
 
+TEST(BenchOptions, AnyStepFactorFromTwo) {
+  // nccl-tests takes any factor; one beyond -e leaves the first size alone.
+  for (const char* f : {"1048577", "4194304", "18446744073709551615"}) {
+    const BenchOptions o = ok({"-b", "8", "-e", "1M", "-f", f});
+    EXPECT_EQ(o.factor, std::stoull(f));
+    EXPECT_EQ(sweep_sizes(o, 4), std::vector<std::size_t>{8}) << f;
+  }
+  const BenchOptions o = ok({"-b", "1", "-e", "16M", "-f", "4194304"});
+  EXPECT_EQ(sweep_sizes(o, 1), (std::vector<std::size_t>{1, 4194304}));
+}
+
 TEST(BenchOptions, EveryFlag) {
   const BenchOptions o = ok({"-b", "1K", "-e=2M", "-f4", "-a", "ring,rd,mpi", "-d", "half,int8", "-o", "max",
                              "-n", "3", "-w", "0", "-c", "0", "-t", "mpi", "-z", "1", "--ranks-per-node", "2",
@@ -122,7 +133,8 @@ TEST(BenchOptions, BadValuesNameTheFlagAndWhatItAccepts) {
   EXPECT_EQ(error({"-a", "ring,bogus"}), "bad value 'bogus' for -a: expected one of auto, ring, tree, "
                                          "recursive-doubling, rabenseifner, hierarchical, mpi, nccl, all");
   EXPECT_EQ(error({"-t", "tcp"}), "bad value 'tcp' for -t: expected one of mpi, ucx, ucx-rma, all");
-  EXPECT_EQ(error({"-f", "1"}), "bad value '1' for -f: expected an integer from 2 to 1048576");
+  EXPECT_EQ(error({"-f", "1"}), "bad value '1' for -f: expected an integer >= 2");
+  EXPECT_EQ(error({"-f", "18446744073709551616"}), "bad value '18446744073709551616' for -f: expected an integer >= 2");
   EXPECT_EQ(error({"-n", "0"}), "bad value '0' for -n: expected an integer from 1 to 1000000");
   EXPECT_EQ(error({"-w", "x"}), "bad value 'x' for -w: expected an integer from 0 to 1000000");
   EXPECT_EQ(error({"--rounds", "0"}), "bad value '0' for --rounds: expected an integer from 1 to 1000");
