@@ -146,12 +146,11 @@ bool Bench::open_channels() {
       continue;
     }
     const Options& resolved = comm->options();
-    const TransportKind kind = resolved.transport;
+    const TransportKind kind = *resolved.transport;
     const bool seen = std::any_of(channels_.begin(), channels_.end(), [&](const Channel& c) { return c.kind == kind; });
-    if (kind != t || seen) {
-      notes_.push_back("-t " + to_string(t) + " runs " + to_string(kind) + (kind != t ? " (ARLAB_TRANSPORT)" : "") +
-                       (seen ? ", measured already: skipped" : ""));
-      if (seen) continue;
+    if (seen) {  // Options::transport set explicitly: kind == t, so only a repeated -t gets here
+      notes_.push_back("-t " + to_string(t) + " measured already: skipped");
+      continue;
     }
     Channel ch;
     ch.kind = kind;

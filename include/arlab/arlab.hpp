@@ -55,11 +55,11 @@ const std::vector<Algorithm>& schedule_algorithms();
 // Whether this build has the transport (ucx and ucx-rma need UCX at build time).
 bool transport_available(TransportKind);
 
-// Per-communicator settings. Fields left unset take the environment knob
-// (ARLAB_ALGO, ARLAB_CHUNK_BYTES, ARLAB_TIMEOUT_S, ARLAB_DEBUG, ARLAB_TRANSPORT, ARLAB_TOPOLOGY),
-// then the default.
+// Per-communicator settings. Every field resolves in one order: a value set here wins; a
+// field left unset takes its environment knob (ARLAB_TRANSPORT, ARLAB_ALGO, ARLAB_CHUNK_BYTES,
+// ARLAB_TIMEOUT_S, ARLAB_DEBUG, ARLAB_TOPOLOGY); the default comes last.
 struct Options {
-  TransportKind transport = TransportKind::Mpi;
+  std::optional<TransportKind> transport; // default Mpi
   std::optional<Algorithm> algorithm;     // replaces Algorithm::Auto in every call
   std::optional<std::size_t> chunk_bytes; // pipelining unit (default 256 KiB)
   std::optional<double> timeout_s;        // a wait longer than this throws (default 300)

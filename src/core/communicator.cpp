@@ -27,12 +27,13 @@ MPI_Comm duplicate(MPI_Comm comm) {
 }
 
 std::unique_ptr<detail::Transport> make_transport(const Options& o, MPI_Comm comm) {
-  if (!transport_available(o.transport))
+  const TransportKind kind = *o.transport;
+  if (!transport_available(kind))
     throw Error(Error::Code::Unavailable,
-                "arlab: transport '" + to_string(o.transport) +
+                "arlab: transport '" + to_string(kind) +
                     "' is not in this build: UCX was not found when arlab was built (install libucx-dev, "
                     "reconfigure with -DARLAB_UCX=ON)");
-  switch (o.transport) {
+  switch (kind) {
     case TransportKind::Mpi: return detail::make_mpi_transport(comm);
 #ifdef ARLAB_HAVE_UCX
     case TransportKind::Ucx: return detail::make_ucx_transport(comm, *o.timeout_s);
@@ -41,7 +42,7 @@ std::unique_ptr<detail::Transport> make_transport(const Options& o, MPI_Comm com
     default: break;
   }
   throw Error(Error::Code::InvalidArgument,
-              "arlab::Communicator: unknown transport value " + std::to_string(static_cast<int>(o.transport)));
+              "arlab::Communicator: unknown transport value " + std::to_string(static_cast<int>(kind)));
 }
 
 }  // namespace

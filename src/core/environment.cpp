@@ -58,8 +58,8 @@ Options Options::resolved() const {
   Options o = *this;
   if (!o.algorithm)
     o.algorithm = env("ARLAB_ALGO") ? algorithm_from_string(*env("ARLAB_ALGO")) : Algorithm::Auto;
-  if (auto t = env("ARLAB_TRANSPORT"); t && transport == TransportKind::Mpi)
-    o.transport = transport_from_string(*t);
+  if (!o.transport)
+    o.transport = env("ARLAB_TRANSPORT") ? transport_from_string(*env("ARLAB_TRANSPORT")) : TransportKind::Mpi;
   if (!o.chunk_bytes)
     o.chunk_bytes = env("ARLAB_CHUNK_BYTES") ? detail::parse_bytes(*env("ARLAB_CHUNK_BYTES"), "ARLAB_CHUNK_BYTES")
                                              : std::size_t{256} << 10;

@@ -1,5 +1,6 @@
-// The environment knobs, in one table. Each is also an Options field; a field set in code
-// wins over the variable, the variable over the default.
+// The environment knobs, in one table. Each is also an Options field, and every field
+// resolves in the same order: a field set in code wins, the variable fills a field left
+// unset, the default comes last.
 //
 //   ARLAB_ALGO         algorithm used where a call asks for auto   (auto: the cost model picks)
 //   ARLAB_TRANSPORT    mpi | ucx | ucx-rma                          (mpi)

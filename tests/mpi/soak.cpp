@@ -325,10 +325,10 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < c.transports.size(); ++i) {
       arlab::Options o;
       o.transport = c.transports[i];
-      comms.push_back({arlab::to_string(o.transport), arlab::Communicator(MPI_COMM_WORLD, o)});
+      comms.push_back({arlab::to_string(*o.transport), arlab::Communicator(MPI_COMM_WORLD, o)});
       if (i == 0 && !c.sweep) {
         o.chunk_bytes = 16 << 10;  // many messages in flight
-        comms.push_back({arlab::to_string(o.transport) + " (reversed ranks, 16 KiB chunks)",
+        comms.push_back({arlab::to_string(*o.transport) + " (reversed ranks, 16 KiB chunks)",
                          arlab::Communicator(reversed, o)});
       }
     }

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
         std::printf("rank %d after %.1f s: %s\n", comm.rank(), waited, e.what());
         // Ring: rank 0 waits for its left neighbour 2; rank 1 waits for rank 0, which gave up.
         ok = e.code() == arlab::Error::Code::Timeout && waited < 30 &&
-             m.find("over " + arlab::to_string(comm.options().transport)) != std::string::npos &&
+             m.find("over " + arlab::to_string(*comm.options().transport)) != std::string::npos &&
              (comm.rank() != 0 || m.find("waiting for rank 2") != std::string::npos);
       }
     }

@@ -76,5 +76,44 @@ TEST(Api, OptionsFromEnvironment) {
   EXPECT_DOUBLE_EQ(*o.timeout_s, 300);
 }
 
+// Every field in the same order: set in code wins, the variable fills an unset field, the
+// default comes last. The transport once took the variable over an explicit Mpi.
+TEST(Api, ExplicitOptionsWinOverTheEnvironmentForEveryField) {
+  setenv("ARLAB_TRANSPORT", "ucx", 1);
+  setenv("ARLAB_ALGO", "tree", 1);
+  setenv("ARLAB_CHUNK_BYTES", "64K", 1);
+  setenv("ARLAB_TIMEOUT_S", "7", 1);
+  setenv("ARLAB_DEBUG", "TRACE", 1);
+  setenv("ARLAB_TOPOLOGY", "from-env.yaml", 1);
+  Options set;
+  set.transport = TransportKind::Mpi;  // the default's own value, set explicitly
+  set.algorithm = Algorithm::Auto;
+  set.chunk_bytes = 256u << 10;
+  set.timeout_s = 300;
+  set.log_level = LogLevel::Warn;
+  set.topology = "in-code.yaml";
+  const Options a = set.resolved();
+  EXPECT_EQ(*a.transport, TransportKind::Mpi);
+  EXPECT_EQ(*a.algorithm, Algorithm::Auto);
+  EXPECT_EQ(*a.chunk_bytes, 256u << 10);
+  EXPECT_DOUBLE_EQ(*a.timeout_s, 300);
+  EXPECT_EQ(*a.log_level, LogLevel::Warn);
+  EXPECT_EQ(*a.topology, "in-code.yaml");
+  const Options b = Options{}.resolved();  // unset: the environment
+  EXPECT_EQ(*b.transport, TransportKind::Ucx);
+  EXPECT_EQ(*b.algorithm, Algorithm::Tree);
+  EXPECT_EQ(*b.chunk_bytes, 64u << 10);
+  EXPECT_DOUBLE_EQ(*b.timeout_s, 7);
+  EXPECT_EQ(*b.log_level, LogLevel::Trace);
+  EXPECT_EQ(*b.topology, "from-env.yaml");
+  for (const char* v : {"ARLAB_TRANSPORT", "ARLAB_ALGO", "ARLAB_CHUNK_BYTES", "ARLAB_TIMEOUT_S", "ARLAB_DEBUG",
+                        "ARLAB_TOPOLOGY"})
+    unsetenv(v);
+  const Options c = Options{}.resolved();  // neither: the defaults
+  EXPECT_EQ(*c.transport, TransportKind::Mpi);
+  EXPECT_EQ(*c.log_level, LogLevel::Warn);
+  EXPECT_FALSE(c.topology.has_value());
+}
+
 }  // namespace
 }  // namespace arlab
