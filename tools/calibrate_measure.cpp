@@ -129,7 +129,7 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
 void LinkBench::run(const detail::Program& program, std::size_t bytes_used) {
   const detail::Buffers buffers{nullptr, send_.data(), recv_.data()};
   const detail::Call call{Algorithm::Ring, bytes_used, DataType::UInt8, ReduceOp::Sum, ReduceOp::Sum, 1,
-                          timeout_s_};
+                          timeout_s_, 0};
   executor_.run(program, buffers, call);
 }
 

@@ -97,7 +97,8 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
   if (scratch_.size() < scratch_bytes) scratch_.resize(scratch_bytes);
   const Buffers buffers{send, recv, scratch_.data()};
   const Call call{algorithm, count, type, op, op == ReduceOp::Avg ? ReduceOp::Sum : op, elem,
-                  *options_.timeout_s};
+                  *options_.timeout_s,
+                  call_signature(static_cast<int>(algorithm), count, static_cast<int>(type), static_cast<int>(op))};
   try {
     executor_.run(*prog, buffers, call);
   } catch (const Error&) {

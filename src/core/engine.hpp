@@ -45,6 +45,9 @@ class Engine {
   const Plan& cached_plan(std::size_t count, std::size_t elem) const;
   const Program& program(Algorithm algorithm, std::size_t count, std::size_t elem, bool in_place);
 
+  // Declared first, destroyed last: after a failed call, peers may still write into it until
+  // the transport's shutdown has settled with them.
+  std::vector<std::byte> scratch_;
   std::unique_ptr<Transport> transport_;
   Options options_;
   MPI_Comm mpi_comm_;
@@ -58,7 +61,6 @@ class Engine {
   mutable std::map<std::pair<std::size_t, std::size_t>, Plan> plans_;  // (count, elem) -> plan
   mutable std::size_t model_walks_ = 0;
   std::set<std::pair<int, DataType>> logged_classes_;
-  std::vector<std::byte> scratch_;
   // The last call's choice and program: repeated calls of one size skip both lookups.
   struct LastCall {
     Algorithm requested = Algorithm::Nccl;

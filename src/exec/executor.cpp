@@ -5,6 +5,19 @@
 
 namespace arlab::detail {
 
+std::uint32_t call_signature(int algorithm, std::size_t count, int type, int op) {
+  // splitmix64 of the packed fields, folded: any difference changes every bit with even odds.
+  std::uint64_t x = static_cast<std::uint64_t>(count) * 0x9e3779b97f4a7c15ull ^
+                    (static_cast<std::uint64_t>(algorithm) << 16 | static_cast<std::uint64_t>(type) << 8 |
+                     static_cast<std::uint64_t>(op));
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return static_cast<std::uint32_t>(x ^ (x >> 32));
+}
+
 char* Executor::address(const Region& r) const {
   char* base = r.buffer == Buffer::Output    ? static_cast<char*>(buf_->output)
                : r.buffer == Buffer::Scratch ? static_cast<char*>(buf_->scratch)
@@ -22,7 +35,7 @@ void Executor::run(const Program& program, const Buffers& buffers, const Call& c
     Transport& t;
     ~RunEnd() { t.end_run(); }
   } run_end{transport_};
-  transport_.begin_run(std::span(regions, buffers.scratch && regions[1].bytes ? 2 : 1));
+  transport_.begin_run(std::span(regions, buffers.scratch && regions[1].bytes ? 2 : 1), call.signature);
   const std::size_t n = program.size();
   if (n == 0) return;
   prog_ = &program;
@@ -135,6 +148,10 @@ void Executor::timed_out(double waited_s) {
     o << " while waiting for rank " << s.peer << " (" << (recv ? "receive of " : "send of ")
       << (recv ? s.dst.count : s.src.count) * call_->elem_size << " bytes, message "
       << prog_->seq[culprit] << (recv ? " from" : " to") << " that rank)";
+    if (recv) {
+      const std::string why = transport_.explain_wait(s.peer, static_cast<int>(prog_->seq[culprit]));
+      if (!why.empty()) o << "; " << why;
+    }
   }
   o << "; the peer may have failed, not called allreduce, or called it with other arguments";
   throw Error(Error::Code::Timeout, o.str());

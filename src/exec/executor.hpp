@@ -30,6 +30,7 @@ struct Call {
   ReduceOp op;          // what the steps reduce with: Avg runs as Sum, the caller divides
   std::size_t elem_size;
   double timeout_s;
+  std::uint32_t signature;  // call_signature of algorithm, count, type, user_op
 };
 
 class Executor {

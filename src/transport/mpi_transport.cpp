@@ -1,5 +1,7 @@
 #include "transport/mpi_transport.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <climits>
 #include <string>
 
@@ -23,6 +25,15 @@ class MpiTransport final : public Transport {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    // Tags: the message index below kIndexBits, as many bits of the call's signature above it
+    // as MPI_TAG_UB leaves (11 with Open MPI's 2^31 - 1; none at the standard's minimum 32767,
+    // where the index may use every bit).
+    int* ub = nullptr;
+    int flag = 0;
+    MPI_Comm_get_attr(comm_, MPI_TAG_UB, &ub, &flag);
+    tag_ub_ = flag && ub ? *ub : 32767;
+    const int bits = std::bit_width(static_cast<unsigned>(tag_ub_));  // tags [0, 2^bits) are valid
+    signature_bits_ = bits > kIndexBits ? std::min(bits - kIndexBits, 16) : 0;
   }
   ~MpiTransport() override {
     cancel_all();
@@ -33,10 +44,26 @@ class MpiTransport final : public Transport {
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
 
+  void begin_run(std::span<const Region>, std::uint32_t signature) override {
+    signature_tag_ = signature_bits_ ? static_cast<int>(signature & ((1u << signature_bits_) - 1)) << kIndexBits : 0;
+  }
+
+  std::string explain_wait(int peer, int index) override {
+    // A message of that peer waiting here for the same step under another signature: the
+    // peer called allreduce with other arguments.
+    int flag = 0;
+    MPI_Status st;
+    if (!signature_bits_ || MPI_Iprobe(peer, MPI_ANY_TAG, comm_, &flag, &st) != MPI_SUCCESS || !flag) return {};
+    if ((st.MPI_TAG & ((1 << kIndexBits) - 1)) != index || (st.MPI_TAG & ~((1 << kIndexBits) - 1)) == signature_tag_)
+      return {};
+    return "rank " + std::to_string(peer) + " did send message " + std::to_string(index) +
+           ", but for an allreduce with other arguments (count, type, op or algorithm): the ranks disagree";
+  }
+
   Request isend(int peer, int tag, const void* buf, std::size_t bytes) override {
     const Request slot = allocate();
     auto [type, count] = message_type(bytes);
-    check(MPI_Isend(buf, count, type, peer, tag, comm_, &reqs_[slot]), "MPI_Isend to", peer);
+    check(MPI_Isend(buf, count, type, peer, message_tag(tag), comm_, &reqs_[slot]), "MPI_Isend to", peer);
     return slot;
   }
 
@@ -44,7 +71,7 @@ class MpiTransport final : public Transport {
     const Request slot = allocate();
     auto [type, count] = message_type(bytes);
     expect_[slot] = {peer, count, type};
-    check(MPI_Irecv(buf, count, type, peer, tag, comm_, &reqs_[slot]), "MPI_Irecv from", peer);
+    check(MPI_Irecv(buf, count, type, peer, message_tag(tag), comm_, &reqs_[slot]), "MPI_Irecv from", peer);
     return slot;
   }
 
@@ -85,6 +112,15 @@ class MpiTransport final : public Transport {
   }
 
  private:
+  static constexpr int kIndexBits = 20;
+
+  int message_tag(int index) const {
+    if (signature_bits_ ? index >= (1 << kIndexBits) : index > tag_ub_)
+      throw Error(Error::Code::Internal, "arlab: mpi message index " + std::to_string(index) +
+                                             " exceeds the tag space; raise ARLAB_CHUNK_BYTES");
+    return signature_tag_ | index;
+  }
+
   // Ids stay dense (SlotPool), keeping Testsome short.
   Request allocate() {
     const Request r = slots_.acquire();
@@ -130,6 +166,7 @@ class MpiTransport final : public Transport {
 
   MPI_Comm comm_;
   int rank_ = 0, size_ = 1;
+  int tag_ub_ = 32767, signature_bits_ = 0, signature_tag_ = 0;
   std::vector<MPI_Request> reqs_;
   std::vector<int> indices_;
   std::vector<MPI_Status> statuses_;

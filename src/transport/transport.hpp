@@ -10,6 +10,9 @@
 
 namespace arlab::detail {
 
+// A 32-bit digest of what every rank of a call must agree on.
+std::uint32_t call_signature(int algorithm, std::size_t count, int type, int op);
+
 class Transport {
  public:
   using Request = std::int32_t;
@@ -26,8 +29,14 @@ class Transport {
   };
   // Called once before each run of a schedule. Transports that place data directly in the
   // receiver's memory register these regions; tagged transports start a new call number, so
-  // that messages of consecutive runs never match each other.
-  virtual void begin_run(std::span<const Region> receive_regions) { (void)receive_regions; }
+  // that messages of consecutive runs never match each other. `signature` names the call's
+  // arguments (algorithm, count, type, op; call_signature()): transports carry as much of it
+  // as they can with every message, so that ranks that called with different arguments never
+  // exchange data, and end in an Error or a Timeout instead of a silently wrong result.
+  virtual void begin_run(std::span<const Region> receive_regions, std::uint32_t signature) {
+    (void)receive_regions;
+    (void)signature;
+  }
   // Called once when a run ends, however it ends (after cancel_all when it failed, also when
   // begin_run threw). A run
   // whose requests all completed may still leave work a peer waits for: a UCX receiver that
@@ -41,6 +50,14 @@ class Transport {
   virtual Request irecv(int peer, int tag, void* buf, std::size_t bytes) = 0;
   // Make progress and append the requests that completed since the last call to `done`.
   virtual void poll(std::vector<Request>& done) = 0;
+  // After a timeout waiting for message `index` from `peer`: what the transport can tell of
+  // it, such as a message of that peer for the same step but other arguments. Empty if nothing.
+  virtual std::string explain_wait(int peer, int index) {
+    (void)peer;
+    (void)index;
+    return {};
+  }
+
   // Abandon every outstanding request (after a failed run, before its end_run); the
   // transport stays usable only as far as the underlying library allows.
   virtual void cancel_all() = 0;

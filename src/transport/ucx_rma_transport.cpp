@@ -49,6 +49,8 @@ struct Cts {
   std::uint64_t registration;
   std::uint64_t flag_address;
   std::uint64_t token;
+  std::uint32_t signature;  // the receiver's call arguments (call_signature): the writer checks
+  std::uint32_t pad;
 };
 
 struct Retire {
@@ -74,7 +76,7 @@ class UcxRmaTransport final : public Transport {
     ucx_.quiesce();
     for (auto& [k, rkey] : rkeys_) ucp_rkey_destroy(rkey);
     rkeys_.clear();
-    ucx_.close_endpoints();  // late callbacks still find ops_ alive
+    ucx_.close();  // late callbacks still find ops_ alive
     cache_.clear();
     ucp_mem_unmap(ucx_.context(), flags_memh_);
   }
@@ -83,9 +85,10 @@ class UcxRmaTransport final : public Transport {
   int size() const override { return ucx_.size(); }
   std::string name() const override { return ucx_.name(); }
 
-  void begin_run(std::span<const Region> regions) override {
+  void begin_run(std::span<const Region> regions, std::uint32_t signature) override {
     ucx_.enter();
     ucx_.next_call();
+    signature_ = signature;
     cache_.refresh();
     for (const Region& r : regions)
       if (r.bytes) cache_.get(r.base, r.bytes);
@@ -120,6 +123,7 @@ class UcxRmaTransport final : public Transport {
     c.bytes = bytes;
     c.registration = r.id;
     c.token = ++last_token_;
+    c.signature = signature_;
     op.token = c.token;
     // Keys the writer has not seen yet ride along.
     if (!flag_sent_to_[peer]) {
@@ -355,6 +359,12 @@ class UcxRmaTransport final : public Transport {
 
   void put(Request slot, const Cts& c) {
     Op& op = ops_[slot];
+    if (c.signature != signature_)
+      throw Error(Error::Code::InvalidArgument,
+                  "arlab: ucx-rma: rank " + std::to_string(op.peer) + " asks rank " + std::to_string(rank()) +
+                      " for message " + std::to_string(c.key & ((1u << UcxWorker::kIndexBits) - 1)) +
+                      " of an allreduce with other arguments (count, type, op or algorithm): the ranks called "
+                      "allreduce with different arguments");
     if (c.bytes != op.bytes)
       throw Error(Error::Code::InvalidArgument,
                   "arlab: ucx-rma message size mismatch: rank " + std::to_string(op.peer) + " expects " +
@@ -451,6 +461,7 @@ class UcxRmaTransport final : public Transport {
   UcxWorker ucx_;
   RegistrationCache cache_;
   bool closing_ = false;
+  std::uint32_t signature_ = 0;  // this run's
   std::uint64_t last_token_ = 0;
 
   ucp_mem_h flags_memh_ = nullptr;

@@ -3,12 +3,16 @@
 // sender as well as the message's identity:
 //
 //   bits 63..56  communicator id    (agreed at construction)
-//   bits 55..40  call number        (one per run of a schedule, wraps at 65536)
+//   bits 55..48  call number        (one per run of a schedule, wrapping at 256: no rank
+//                                     can finish a call before every rank has begun it, so
+//                                     a rank is at most one call ahead of another)
+//   bits 47..40  signature          (8 bits of the call's arguments: ranks that disagree
+//                                     never match, and time out instead of mixing data)
 //   bits 39..20  sending rank       (up to 2^20 ranks)
 //   bits 19..0   message index on its channel (the executor's tag)
 //
-// A receive matches exactly one message, so back-to-back calls (a fast rank may be a call
-// ahead) and other communicators can never be confused with it.
+// A receive matches exactly one message, so back-to-back calls and other communicators can
+// never be confused with it.
 #include "transport/ucx_transports.hpp"
 
 #include <chrono>
@@ -30,18 +34,28 @@ class UcxTagTransport final : public Transport {
   ~UcxTagTransport() override {
     ucx_.stop_idle_progress();
     if (slots_.active() > 0) cancel_all();  // only after a failed call; then quiesce skips the barrier
-    ucx_.quiesce();
-    discard_unexpected();
-    ucx_.close_endpoints();  // late callbacks still find refs_ alive
+    ucx_.quiesce([this] { return discard_unexpected(); }, [this] { return !any_pending(); });
+    ucx_.close();  // late callbacks still find refs_ alive
   }
 
   int rank() const override { return ucx_.rank(); }
   int size() const override { return ucx_.size(); }
   std::string name() const override { return ucx_.name(); }
 
-  void begin_run(std::span<const Region>) override {
+  void begin_run(std::span<const Region>, std::uint32_t signature) override {
     ucx_.enter();
     ucx_.next_call();
+    signature_ = signature & 0xff;
+  }
+
+  std::string explain_wait(int peer, int index) override {
+    // The same message under any signature: if one waits here, the peer disagrees.
+    const ucp_tag_t sig_field = ucp_tag_t{0xff} << 40;
+    ucp_tag_recv_info_t info{};
+    if (!ucp_tag_probe_nb(ucx_.worker(), tag_of(peer, index), ~sig_field, 0, &info)) return {};
+    if ((info.sender_tag & sig_field) == (tag_of(peer, index) & sig_field)) return {};
+    return "rank " + std::to_string(peer) + " did send message " + std::to_string(index) +
+           ", but for an allreduce with other arguments (count, type, op or algorithm): the ranks disagree";
   }
   void end_run() noexcept override { ucx_.leave(); }
 
@@ -89,11 +103,6 @@ class UcxTagTransport final : public Transport {
     // cannot be recalled and finish or fail when the endpoints close.
     for (std::size_t i = 0; i < pending_.size(); ++i)
       if (pending_[i]) ucp_request_cancel(ucx_.worker(), pending_[i]);
-    auto any_pending = [this] {
-      for (auto* r : pending_)
-        if (r) return true;
-      return false;
-    };
     for (int k = 0; k < 1000 && any_pending(); ++k) ucp_worker_progress(ucx_.worker());
     ucx_.mark_broken();
     for (auto& ref : refs_) ref.live = false;
@@ -102,31 +111,30 @@ class UcxTagTransport final : public Transport {
   }
 
  private:
-  // Receives and drops the messages that arrived for receives never posted: after a failed
-  // call, what peers sent for the steps this rank never reached. UCX would otherwise warn of
-  // each at shutdown. Bounded: a message whose sender is gone is given up after a second.
-  void discard_unexpected() {
-    std::vector<std::byte> sink;
-    const auto start = std::chrono::steady_clock::now();
-    unsigned quiet = 0;
-    while (quiet < 64 && std::chrono::steady_clock::now() - start < std::chrono::seconds(2)) {
-      ucp_tag_recv_info_t info{};
-      const ucp_tag_message_h m = ucp_tag_probe_nb(ucx_.worker(), 0, 0, 1, &info);
-      if (!m) {
-        quiet = ucp_worker_progress(ucx_.worker()) ? 0 : quiet + 1;
-        continue;
-      }
-      quiet = 0;
-      sink.resize(std::max<std::size_t>(info.length, 1));
-      ucp_request_param_t p{};
-      p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
-      p.datatype = ucp_dt_make_contig(1);
-      ucx_.wait(ucp_tag_msg_recv_nbx(ucx_.worker(), sink.data(), info.length, m, &p), 1.0);
-    }
+  bool any_pending() const {
+    for (auto* r : pending_)
+      if (r) return true;
+    return false;
+  }
+
+  // Receives and drops one message that arrived for a receive never posted (or cancelled):
+  // after a failed call, what peers sent for steps this rank never reached, or under other
+  // arguments. Its sender's request then completes, and UCX has nothing to warn of at
+  // shutdown. False when there was none.
+  bool discard_unexpected() {
+    ucp_tag_recv_info_t info{};
+    const ucp_tag_message_h m = ucp_tag_probe_nb(ucx_.worker(), 0, 0, 1, &info);
+    if (!m) return false;
+    sink_.resize(std::max<std::size_t>(info.length, 1));
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+    p.datatype = ucp_dt_make_contig(1);
+    ucx_.wait(ucp_tag_msg_recv_nbx(ucx_.worker(), sink_.data(), info.length, m, &p), 1.0);
+    return true;
   }
 
   ucp_tag_t tag_of(int sender, int index) const {
-    return (ucp_tag_t{ucx_.comm_id()} << 56) | (ucp_tag_t{ucx_.call()} << 40) |
+    return (ucp_tag_t{ucx_.comm_id()} << 56) | (ucp_tag_t{ucx_.call() & 0xffu} << 48) | (ucp_tag_t{signature_} << 40) |
            (static_cast<ucp_tag_t>(sender) << UcxWorker::kIndexBits) | ucx_.checked_index(index);
   }
 
@@ -206,6 +214,8 @@ class UcxTagTransport final : public Transport {
   }
 
   UcxWorker ucx_;
+  unsigned signature_ = 0;  // this run's, 8 bits
+  std::vector<std::byte> sink_;  // where discard_unexpected puts what it drops
   std::vector<ucs_status_ptr_t> pending_;  // per slot: the UCX request, or null when none
   struct SlotRef {
     UcxTagTransport* self;

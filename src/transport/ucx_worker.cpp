@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 
 #include "arlab/arlab.hpp"
 
@@ -82,6 +83,9 @@ UcxWorker::UcxWorker(MPI_Comm comm, std::string transport_name, std::uint64_t fe
   endpoints_.assign(size_, nullptr);
   error_args_.resize(size_);
   for (int r = 0; r < size_; ++r) error_args_[r] = {this, r};
+  // Shutdown's barriers get a communicator of their own: one a late peer never joins stays
+  // with MPI, and this one is then never freed (MPI would still progress the barrier on it).
+  MPI_Comm_dup(comm_, &shutdown_comm_);
 }
 
 ucp_ep_h UcxWorker::connect(int peer) {
@@ -189,16 +193,19 @@ void UcxWorker::throw_failed_peer() const {
                                           "): " + ucs_status_string(failed_status_));
 }
 
-// Progresses until `request` completes or `limit_s` passes; an unfinished request is then
-// cancelled, so that the worker can be destroyed.
-void UcxWorker::wait(ucs_status_ptr_t request, double limit_s) {
+// Progresses (through `step`, or plain progress) until `request` completes or `limit_s`
+// passes; an unfinished request is then cancelled, so that the worker can be destroyed.
+void UcxWorker::wait(ucs_status_ptr_t request, double limit_s, const std::function<bool()>& step) {
   if (request == nullptr || UCS_PTR_IS_ERR(request)) return;
   const auto start = std::chrono::steady_clock::now();
   while (ucp_request_check_status(request) == UCS_INPROGRESS) {
-    if (!ucp_worker_progress(worker_)) {
+    if (!(step ? step() : ucp_worker_progress(worker_) != 0)) {
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit_s) {
+        // Cancel, and give the cancellation a moment: a request towards a dead peer may never
+        // finish, and freeing it unfinished lets UCX release it if it ever does.
         ucp_request_cancel(worker_, request);
-        while (ucp_request_check_status(request) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+        for (int k = 0; k < 1000 && ucp_request_check_status(request) == UCS_INPROGRESS; ++k)
+          ucp_worker_progress(worker_);
         break;
       }
       sched_yield();
@@ -207,31 +214,56 @@ void UcxWorker::wait(ucs_status_ptr_t request, double limit_s) {
   ucp_request_free(request);
 }
 
-void UcxWorker::quiesce() {
-  if (quiesced_) return;
-  quiesced_ = true;
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  const bool collective = !broken_ && failed_peer_ < 0 && !finalized;
-  if (collective) {
-    // Deliver everything sent, then wait until every rank has done the same: after that no
-    // message is in flight towards this worker, and endpoints close without traffic.
-    ucp_request_param_t p{};
-    wait(ucp_worker_flush_nbx(worker_, &p), timeout_s_);
-    MPI_Request barrier = MPI_REQUEST_NULL;
-    MPI_Ibarrier(comm_, &barrier);
-    const auto start = std::chrono::steady_clock::now();
+// An MPI barrier over the shutdown communicator, progressing through `step` while it is
+// open; false when it did not complete within `limit_s` (a rank that never comes). The
+// request is then left to MPI, which may complete it later, and the communicator is kept.
+bool UcxWorker::barrier(const std::function<bool()>& step, double limit_s) {
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  if (MPI_Ibarrier(shutdown_comm_, &barrier) != MPI_SUCCESS) return false;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
     int done = 0;
-    while (!done) {
-      MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
-      if (done) break;
-      if (!ucp_worker_progress(worker_)) sched_yield();
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s_) break;
+    MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (!step()) sched_yield();
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit_s) {
+      barrier_abandoned_ = true;
+      return false;
     }
   }
 }
 
-void UcxWorker::close_endpoints() {
+void UcxWorker::quiesce(const std::function<bool()>& drain, const std::function<bool()>& settled) {
+  if (quiesced_) return;
+  quiesced_ = true;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || failed_peer_ >= 0) return;  // no MPI to agree over, or a peer known dead
+  const std::function<bool()> step = [&] {
+    const bool drained = drain && drain();
+    return ucp_worker_progress(worker_) != 0 || drained;
+  };
+  // After a failed call a peer may still be inside it, sending: first agree that every rank
+  // has stopped starting operations, draining meanwhile. A peer may need up to two timeouts
+  // to give up (its clock restarts when a rank that gave up first drains its messages); one
+  // that never arrives (stopped, or dead unseen) costs that wait, and the rest is skipped.
+  if (broken_ && !barrier(step, 2 * timeout_s_)) return;
+  // Deliver everything sent (peers drain what no receive claims), then wait until every rank
+  // has done the same: after that no message is in flight towards this worker, and endpoints
+  // close without traffic.
+  ucp_request_param_t p{};
+  wait(ucp_worker_flush_nbx(worker_, &p), timeout_s_, step);
+  // Flush does not wait for a rendezvous send whose receiver has yet to answer; the owner
+  // says when its own requests are done (peers drain meanwhile, here or in the barrier).
+  const auto start = std::chrono::steady_clock::now();
+  while (settled && !settled() &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < timeout_s_)
+    if (!step()) sched_yield();
+  barrier(step, timeout_s_);
+}
+
+void UcxWorker::close() {
+  if (!worker_) return;
   for (auto& ep : endpoints_) {
     if (!ep) continue;
     ucp_request_param_t p{};
@@ -240,14 +272,20 @@ void UcxWorker::close_endpoints() {
     wait(ucp_ep_close_nbx(ep, &p), 1.0);
     ep = nullptr;
   }
+  // Destroying the worker purges what is still queued in it (a send towards a stopped peer)
+  // and completes those requests through their callbacks.
+  ucp_worker_destroy(worker_);
+  worker_ = nullptr;
 }
 
 UcxWorker::~UcxWorker() {
   stop_idle_progress();
   quiesce();
-  close_endpoints();
-  ucp_worker_destroy(worker_);
+  close();
   ucp_cleanup(context_);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && !barrier_abandoned_) MPI_Comm_free(&shutdown_comm_);
 }
 
 }  // namespace arlab::detail

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -90,21 +91,29 @@ class UcxWorker {
   // The collective half of shutdown: flush what this rank sent and wait (bounded by the
   // timeout) for every rank to do the same. Owners call it before releasing remote keys and
   // registrations; the destructor calls it if they did not.
-  void quiesce();
+  // `drain`, if given, is called while waiting: it disposes of one message that no receive
+  // will claim and says whether it found one. `settled`, if given, says whether the owner's
+  // own requests have all finished; quiesce waits for it (bounded) before the last barrier.
+  void quiesce(const std::function<bool()>& drain = {}, const std::function<bool()>& settled = {});
   // Progresses until `request` (from a *_nbx call) completes or `limit_s` passes, then frees
   // it; an unfinished request is cancelled first. Errors and nullptr are accepted and ignored.
-  void wait(ucs_status_ptr_t request, double limit_s);
-  // Closes every endpoint without network traffic; outstanding requests complete (with an
-  // error) through their callbacks, so owners call it while those callbacks' state is alive.
-  void close_endpoints();
+  // `step` replaces plain progress: it returns whether it found work.
+  void wait(ucs_status_ptr_t request, double limit_s, const std::function<bool()>& step = {});
+  // Closes every endpoint without network traffic and destroys the worker (the context stays
+  // for deregistration); outstanding requests complete (with an error) through their
+  // callbacks, so owners call it while those callbacks' state is alive. Idempotent.
+  void close();
 
  private:
   ucp_ep_h connect(int peer);
+  bool barrier(const std::function<bool()>& step, double limit_s);
   void idle_progress();
   [[noreturn]] void throw_failed_peer() const;
   static void on_endpoint_error(void* arg, ucp_ep_h ep, ucs_status_t status);
 
   MPI_Comm comm_;
+  MPI_Comm shutdown_comm_ = MPI_COMM_NULL;
+  bool barrier_abandoned_ = false;
   std::string name_;
   int rank_ = 0, size_ = 1;
   unsigned comm_id_ = 0;
