@@ -92,6 +92,14 @@ std::string compute_block(const char* name, const char* what, const ComputeCalib
   return o;
 }
 
+// `text` inside a one-line comment: control characters (a newline in an argument would end
+// the comment and put the rest into the file as YAML) written as \xNN.
+std::string comment_safe(const std::string& text) {
+  std::string out;
+  for (unsigned char ch : text) out += ch < 0x20 || ch == 0x7f ? format("\\x%02x", ch) : std::string(1, static_cast<char>(ch));
+  return out;
+}
+
 }  // namespace
 
 double GBps(double us_per_byte) { return 1e-3 / us_per_byte; }
@@ -110,10 +118,10 @@ double Calibration::call_overhead_us() const {
 
 std::string topology_yaml(const Calibration& c) {
   std::string o;
-  o += "# Calibrated by arlab-calibrate on host '" + c.host + "' at " + c.when + ":\n";
-  o += "#   " + c.command + "\n";
+  o += "# Calibrated by arlab-calibrate on host '" + comment_safe(c.host) + "' at " + c.when + ":\n";
+  o += "#   " + comment_safe(c.command) + "\n";
   o += format("# %d ranks, %d node(s) x %d ranks per node, transport %s (%s); CPU: %s.\n", c.ranks, c.nodes,
-              c.ranks_per_node, c.transport.c_str(), c.mpi_library.c_str(), c.cpu.c_str());
+              c.ranks_per_node, c.transport.c_str(), comment_safe(c.mpi_library).c_str(), comment_safe(c.cpu).c_str());
   o += "# Every number is a least-squares fit (relative error, every size weighted alike) of point-to-point\n"
        "# and compute measurements made through arlab's own executor, transport and CPU reducer; none is\n"
        "# fitted to all-reduce results. Each time is the median of " +

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -24,6 +25,9 @@ std::string join(Keys keys) {
   for (const char* k : keys) out += (out.empty() ? "" : ", ") + std::string(k);
   return out;
 }
+
+constexpr double kUsPerByteAtOneGBps = 1e-3;  // 1 GB/s = 10^9 B per 10^6 us
+constexpr long kMaxExactInteger = 1L << 53;     // doubles hold every integer up to here
 
 class Reader {
  public:
@@ -62,12 +66,21 @@ class Reader {
     return node.Scalar();
   }
 
-  long integer(const YAML::Node& node, const std::string& what, long min) const {
+  long integer(const YAML::Node& node, const std::string& what, long min,
+               long max = std::numeric_limits<long>::max()) const {
     long v = 0;
     if (!node.IsScalar() || !YAML::convert<long>::decode(node, v))
       fail(node, what + " must be an integer" + shown(node));
     if (v < min) fail(node, what + " must be at least " + std::to_string(min) + shown(node));
+    if (v > max) fail(node, what + " must be at most " + std::to_string(max) + shown(node));
     return v;
+  }
+
+  // A byte count the Machine keeps as a double: at most 2^53, as beyond it a double rounds the
+  // count (and topology_yaml() could then write one above what a long holds, which this
+  // reader refuses).
+  double byte_count(const YAML::Node& node, const std::string& what) const {
+    return static_cast<double>(integer(node, what, 1, kMaxExactInteger));
   }
 
   // A finite number; positive, or with `zero_ok` non-negative.
@@ -78,6 +91,15 @@ class Reader {
     if (v < 0 || (v == 0 && !zero_ok))
       fail(node, what + " must be " + (zero_ok ? "zero or positive" : "positive") + shown(node));
     return v;
+  }
+
+  // A bandwidth in GB/s, as microseconds per byte. Bandwidths outside 1e-300..1e300 GB/s are
+  // refused: beyond them the rate, or the bandwidth topology_yaml() writes back from it,
+  // overflows to infinity or loses its digits in a subnormal double.
+  double us_per_byte(const YAML::Node& node, const std::string& what) const {
+    const double gbps = number(node, what, false);
+    if (gbps < 1e-300 || gbps > 1e300) fail(node, what + " must be from 1e-300 to 1e300" + shown(node));
+    return kUsPerByteAtOneGBps / gbps;
   }
 
  private:
@@ -91,7 +113,6 @@ class Reader {
   std::string file_;
 };
 
-constexpr double kUsPerByteAtOneGBps = 1e-3;  // 1 GB/s = 10^9 B per 10^6 us
 constexpr const char* kBeyond = "bandwidth_GBps_beyond_cache";
 
 // A rate in cache and, optionally, beyond it (0: the same), in us per byte. `beyond_at` is
@@ -105,12 +126,12 @@ struct Rate {
 
 Rate rate(const Reader& r, const std::map<std::string, YAML::Node>& f, const std::string& what) {
   Rate out;
-  out.in_cache = kUsPerByteAtOneGBps / r.number(f.at("bandwidth_GBps"), what + ".bandwidth_GBps", false);
+  out.in_cache = r.us_per_byte(f.at("bandwidth_GBps"), what + ".bandwidth_GBps");
   if (f.count(kBeyond)) {
     out.has_beyond = true;
     out.beyond_name = what + "." + kBeyond;
     out.beyond_at = f.at(kBeyond).Mark();
-    out.beyond = kUsPerByteAtOneGBps / r.number(f.at(kBeyond), out.beyond_name, false);
+    out.beyond = r.us_per_byte(f.at(kBeyond), out.beyond_name);
   }
   return out;
 }
@@ -140,7 +161,7 @@ Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
                " (messages of more than rendezvous_bytes pay alpha_us_rendezvous)");
   }
   if (f.count("rendezvous_bytes")) {
-    l.cost.rendezvous_bytes = static_cast<double>(r.integer(f.at("rendezvous_bytes"), what + ".rendezvous_bytes", 1));
+    l.cost.rendezvous_bytes = r.byte_count(f.at("rendezvous_bytes"), what + ".rendezvous_bytes");
     l.cost.alpha_us_rendezvous = r.number(f.at("alpha_us_rendezvous"), what + ".alpha_us_rendezvous", true);
   }
   l.rate = rate(r, f, what);
@@ -216,7 +237,7 @@ Machine read(const Reader& r, const YAML::Node& root, const std::string& file_na
     if (x->has_beyond && !top.count("cache_bytes"))
       r.fail(x->beyond_at,
              x->beyond_name + " needs cache_bytes at the top level (the working set where it starts to apply)");
-  if (top.count("cache_bytes")) m.cache_bytes = static_cast<double>(r.integer(top.at("cache_bytes"), "cache_bytes", 1));
+  if (top.count("cache_bytes")) m.cache_bytes = r.byte_count(top.at("cache_bytes"), "cache_bytes");
   m.beyond_cache = {intra_or_inter.rate.beyond, inter.rate.beyond, reduce.beyond, copy.beyond};
   if (top.count("call_overhead_us")) m.call_us = r.number(top.at("call_overhead_us"), "call_overhead_us", true);
   return m;

@@ -23,7 +23,9 @@
 // Each link, reduce and copy may add bandwidth_GBps_beyond_cache: its rate when the call's
 // working set reaches cache_bytes (which it then requires); without it the rate is the same at
 // every size. alpha_us >= 0 is the latency of one message in microseconds; bandwidth_GBps > 0 is
-// one direction of one rank's link in 10^9 bytes per second (beta = 1 / bandwidth). Every error
+// one direction of one rank's link in 10^9 bytes per second (beta = 1 / bandwidth); every
+// bandwidth lies in 1e-300..1e300 and byte counts are at most 2^53, so that what
+// topology_yaml() writes back always reads again. Every error
 // (malformed YAML, unknown or repeated key, missing field, wrong type, out-of-range value)
 // throws Error(InvalidArgument) with "FILE:LINE:COLUMN: what is wrong", and for unknown keys
 // the valid ones. docs/model.md documents the format and the shipped files in topology/.

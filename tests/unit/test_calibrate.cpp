@@ -262,6 +262,16 @@ TEST(CalibrateTopology, TheWrittenFileLoadsWithTheLibrarysLoader) {
   }
 }
 
+TEST(CalibrateTopology, AnArgumentWithANewlineStaysInsideItsComment) {
+  Calibration c = calibration(1, 2);
+  c.command = "mpirun -np 2 arlab-calibrate -o x\nnodes: 9";  // a shell passes one through
+  c.cpu = "Test\rCPU";
+  const std::string yaml = topology_yaml(c);
+  EXPECT_NE(yaml.find("#   mpirun -np 2 arlab-calibrate -o x\\x0anodes: 9\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("CPU: Test\\x0dCPU."), std::string::npos) << yaml;
+  EXPECT_EQ(detail::parse_topology(yaml, "calibrated.yaml").nodes, 1);
+}
+
 TEST(CalibrateTopology, BothRegimesReachTheFile) {
   const double cache = 32 << 20;
   const Calibration c = calibration(1, 2, cache);

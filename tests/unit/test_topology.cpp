@@ -302,6 +302,27 @@ TEST(Topology, BadValues) {
             "t.yaml:8:15: rank_to_node has 2 entries; nodes x ranks_per_node = 8");
 }
 
+// Found by tests/fuzz (regressions/topology): a bandwidth so small or large that its rate, or
+// the bandwidth written back from it, was infinite or subnormal; a byte count above 2^53,
+// which the double rounded up to one that topology_yaml() wrote above what a long holds.
+TEST(Topology, NumbersAFileCannotWriteBackAreRefused) {
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 25", "bandwidth_GBps: 1e-320")),
+            "t.yaml:6:43: links.inter.bandwidth_GBps must be from 1e-300 to 1e300, got '1e-320'");
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 1000", "bandwidth_GBps: 1.7e308")),
+            "t.yaml:7:27: reduce.bandwidth_GBps must be from 1e-300 to 1e300, got '1.7e308'");
+  EXPECT_EQ(error_of(edited("links:", "cache_bytes: 9223372036854775807\nlinks:")),
+            "t.yaml:4:14: cache_bytes must be at most 9007199254740992, got '9223372036854775807'");
+  EXPECT_EQ(error_of(edited("bandwidth_GBps: 25 }", "bandwidth_GBps: 25, rendezvous_bytes: 9007199254740993, "
+                                                    "alpha_us_rendezvous: 9 }")),
+            "t.yaml:6:65: links.inter.rendezvous_bytes must be at most 9007199254740992, got '9007199254740993'");
+  // The limits themselves load, and write back the same machine.
+  const Machine cache = parse_topology(edited("links:", "cache_bytes: 9007199254740992\nlinks:"));
+  const Machine edge = parse_topology(
+      "name: x\nnodes: 2\nranks_per_node: 1\nlinks: { inter: { alpha_us: 2, bandwidth_GBps: 1e-300, "
+      "rendezvous_bytes: 9007199254740992, alpha_us_rendezvous: 3 } }\nreduce: { bandwidth_GBps: 1e300 }\n");
+  for (const Machine& x : {cache, edge}) expect_same_machine(parse_topology(topology_yaml(x)), x);
+}
+
 TEST(Topology, WrongTypes) {
   EXPECT_EQ(error_of(edited("nodes: 2", "nodes: two")), "t.yaml:2:8: nodes must be an integer, got 'two'");
   EXPECT_EQ(error_of(edited("ranks_per_node: 4", "ranks_per_node: 2.5")),
