@@ -25,12 +25,12 @@ constexpr std::size_t kStreamChunk = std::size_t{256} << 10;  // the executor's 
 
 std::unique_ptr<detail::Transport> make_transport(const CalibrateOptions& o, MPI_Comm comm, double timeout_s) {
   switch (o.transport) {
-    case TransportKind::Mpi: return detail::make_mpi_transport(comm);
+    case TransportKind::Mpi: return detail::make_mpi_transport(comm, timeout_s);
 #ifdef ARLAB_HAVE_UCX
     case TransportKind::Ucx: return detail::make_ucx_transport(comm, timeout_s);
     case TransportKind::UcxRma: return detail::make_ucx_rma_transport(comm, timeout_s);
 #endif
-    default: (void)timeout_s; break;
+    default: break;
   }
   throw CalibrateError{1, "transport '" + o.transport_name + "' is not built into this arlab (UCX was not found at build time)"};
 }

@@ -34,7 +34,7 @@ std::unique_ptr<detail::Transport> make_transport(const Options& o, MPI_Comm com
                     "' is not in this build: UCX was not found when arlab was built (install libucx-dev, "
                     "reconfigure with -DARLAB_UCX=ON)");
   switch (kind) {
-    case TransportKind::Mpi: return detail::make_mpi_transport(comm);
+    case TransportKind::Mpi: return detail::make_mpi_transport(comm, *o.timeout_s);
 #ifdef ARLAB_HAVE_UCX
     case TransportKind::Ucx: return detail::make_ucx_transport(comm, *o.timeout_s);
     case TransportKind::UcxRma: return detail::make_ucx_rma_transport(comm, *o.timeout_s);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <sched.h>
 #include <string>
 
 #include "arlab/arlab.hpp"
@@ -21,7 +22,7 @@ std::string mpi_error(int code) {
 
 class MpiTransport final : public Transport {
  public:
-  explicit MpiTransport(MPI_Comm comm) : comm_(comm) {
+  MpiTransport(MPI_Comm comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
@@ -34,9 +35,19 @@ class MpiTransport final : public Transport {
     tag_ub_ = flag && ub ? *ub : 32767;
     const int bits = std::bit_width(static_cast<unsigned>(tag_ub_));  // tags [0, 2^bits) are valid
     signature_bits_ = bits > kIndexBits ? std::min(bits - kIndexBits, 16) : 0;
+    // Shutdown's barriers after a failed call get a communicator of their own (see settle).
+    MPI_Comm_dup(comm_, &settle_comm_);
   }
   ~MpiTransport() override {
     cancel_all();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) {
+      if (!unfinished_sends_.empty()) settle();
+      for (MPI_Request& r : unfinished_sends_)
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+      if (!barrier_abandoned_) MPI_Comm_free(&settle_comm_);
+    }
     for (auto& [bytes, type] : large_types_) MPI_Type_free(&type);
   }
 
@@ -102,17 +113,72 @@ class MpiTransport final : public Transport {
     }
   }
 
+  // Receives are cancelled; a send cannot be (Open MPI ignores MPI_Cancel of a send) and is
+  // kept until shutdown, where settle() lets it finish: freed unfinished, it would hold its
+  // buffer and the communicator for good.
   void cancel_all() override {
-    for (int i = 0; i < slots_.high(); ++i)
-      if (reqs_[i] != MPI_REQUEST_NULL) {
+    for (int i = 0; i < slots_.high(); ++i) {
+      if (reqs_[i] == MPI_REQUEST_NULL) continue;
+      if (expect_[i].peer >= 0) {
         MPI_Cancel(&reqs_[i]);
         MPI_Request_free(&reqs_[i]);
+      } else {
+        unfinished_sends_.push_back(reqs_[i]);
+        reqs_[i] = MPI_REQUEST_NULL;
       }
+    }
     slots_.reset();
   }
 
  private:
   static constexpr int kIndexBits = 20;
+
+  // After a failed call: peers may still be inside it, and sends of either side may wait for
+  // receives that will never be posted. Every rank meets in a barrier (at most 2 x the
+  // timeout: a peer's clock restarts when a rank that gave up first drains its messages),
+  // receiving and dropping whatever arrives meanwhile; then waits (at most the timeout) for
+  // its own sends, still draining, and meets the others again. A barrier a rank never joins
+  // is left to MPI with its communicator, which is then never freed.
+  void settle() {
+    std::vector<std::byte> sink;
+    const auto drain = [&] {
+      int flag = 0;
+      MPI_Status st;
+      if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, &st) != MPI_SUCCESS || !flag) return false;
+      MPI_Count bytes = 0;
+      MPI_Get_elements_x(&st, MPI_BYTE, &bytes);
+      sink.resize(std::max<std::size_t>(static_cast<std::size_t>(bytes), 1));
+      auto [type, count] = message_type(static_cast<std::size_t>(bytes));
+      MPI_Recv(sink.data(), count, type, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE);
+      return true;
+    };
+    const auto within = [](double limit_s, auto done, auto step) {
+      const double start = MPI_Wtime();
+      while (!done()) {
+        if (MPI_Wtime() - start > limit_s) return false;
+        if (!step()) sched_yield();
+      }
+      return true;
+    };
+    const auto barrier = [&](double limit_s) {
+      MPI_Request b = MPI_REQUEST_NULL;
+      if (MPI_Ibarrier(settle_comm_, &b) != MPI_SUCCESS) return false;
+      const bool met = within(limit_s, [&] {
+        int done = 0;
+        MPI_Test(&b, &done, MPI_STATUS_IGNORE);
+        return done != 0;
+      }, drain);
+      if (!met) barrier_abandoned_ = true;
+      return met;
+    };
+    if (!barrier(2 * timeout_s_)) return;
+    within(timeout_s_, [&] {
+      int done = 0;
+      MPI_Testall(static_cast<int>(unfinished_sends_.size()), unfinished_sends_.data(), &done, MPI_STATUSES_IGNORE);
+      return done != 0;
+    }, drain);
+    barrier(timeout_s_);
+  }
 
   int message_tag(int index) const {
     if (signature_bits_ ? index >= (1 << kIndexBits) : index > tag_ub_)
@@ -165,6 +231,10 @@ class MpiTransport final : public Transport {
   }
 
   MPI_Comm comm_;
+  double timeout_s_;
+  MPI_Comm settle_comm_ = MPI_COMM_NULL;
+  bool barrier_abandoned_ = false;
+  std::vector<MPI_Request> unfinished_sends_;  // of failed calls, until settle()
   int rank_ = 0, size_ = 1;
   int tag_ub_ = 32767, signature_bits_ = 0, signature_tag_ = 0;
   std::vector<MPI_Request> reqs_;
@@ -182,8 +252,8 @@ class MpiTransport final : public Transport {
 
 }  // namespace
 
-std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm) {
-  return std::make_unique<MpiTransport>(comm);
+std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm, double timeout_s) {
+  return std::make_unique<MpiTransport>(comm, timeout_s);
 }
 
 }  // namespace arlab::detail

@@ -10,7 +10,8 @@
 
 namespace arlab::detail {
 
-// `comm` must be arlab's own duplicate; the transport does not free it.
-std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm);
+// `comm` must be arlab's own duplicate; the transport does not free it. `timeout_s` bounds
+// the shutdown of a transport whose call failed.
+std::unique_ptr<Transport> make_mpi_transport(MPI_Comm comm, double timeout_s);
 
 }  // namespace arlab::detail

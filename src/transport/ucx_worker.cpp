@@ -260,6 +260,12 @@ void UcxWorker::quiesce(const std::function<bool()>& drain, const std::function<
          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < timeout_s_)
     if (!step()) sched_yield();
   barrier(step, timeout_s_);
+  // An eager message completes at its sender before it is received: one sent before the first
+  // barrier may still sit in this worker's queue. Drain until the worker is quiet.
+  if (!drain) return;
+  const auto last = std::chrono::steady_clock::now();
+  for (unsigned quiet = 0; quiet < 64 && std::chrono::steady_clock::now() - last < std::chrono::milliseconds(500);)
+    quiet = step() ? 0 : quiet + 1;
 }
 
 void UcxWorker::close() {
