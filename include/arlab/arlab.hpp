@@ -107,8 +107,9 @@ class Communicator {
   // calls with the same count, type, op and algorithm. Throws Error on bad input before
   // touching any buffer, and on a peer that does not answer within the timeout. Ranks that
   // call with different arguments get an Error (or a Timeout that says so), never data.
-  // After a call failed, the communicator refuses further calls; peers may still write into
-  // that call's recv buffer until the communicator is destroyed, so keep it until then. The
+  // After a call failed, the communicator refuses further calls; that call's buffers may
+  // still be read (unfinished sends) or written (peers' puts) until the communicator is
+  // destroyed, so keep them until then. The
   // destructor of a failed communicator waits (at most 2 x the timeout) for its peers to
   // leave the failed call, so that nothing is left in flight.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,

@@ -43,7 +43,7 @@ class MpiTransport final : public Transport {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) {
-      if (!unfinished_sends_.empty()) settle();
+      settle();  // on every rank, failed or not: the barriers must match
       for (MPI_Request& r : unfinished_sends_)
         if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
       if (!barrier_abandoned_) MPI_Comm_free(&settle_comm_);
@@ -133,8 +133,9 @@ class MpiTransport final : public Transport {
  private:
   static constexpr int kIndexBits = 20;
 
-  // After a failed call: peers may still be inside it, and sends of either side may wait for
-  // receives that will never be posted. Every rank meets in a barrier (at most 2 x the
+  // At destruction, for a failed call: peers may still be inside it, and sends of either side
+  // may wait for receives that will never be posted. Every rank (failed or not: a rank that
+  // never called must match the others' barriers) meets in a barrier (at most 2 x the
   // timeout: a peer's clock restarts when a rank that gave up first drains its messages),
   // receiving and dropping whatever arrives meanwhile; then waits (at most the timeout) for
   // its own sends, still draining, and meets the others again. A barrier a rank never joins
@@ -172,11 +173,12 @@ class MpiTransport final : public Transport {
       return met;
     };
     if (!barrier(2 * timeout_s_)) return;
-    within(timeout_s_, [&] {
+    const auto sends_done = [&] {
       int done = 0;
       MPI_Testall(static_cast<int>(unfinished_sends_.size()), unfinished_sends_.data(), &done, MPI_STATUSES_IGNORE);
       return done != 0;
-    }, drain);
+    };
+    if (!unfinished_sends_.empty()) within(timeout_s_, sends_done, drain);
     barrier(timeout_s_);
   }
 

@@ -244,10 +244,12 @@ void UcxWorker::quiesce(const std::function<bool()>& drain, const std::function<
     return ucp_worker_progress(worker_) != 0 || drained;
   };
   // After a failed call a peer may still be inside it, sending: first agree that every rank
-  // has stopped starting operations, draining meanwhile. A peer may need up to two timeouts
-  // to give up (its clock restarts when a rank that gave up first drains its messages); one
-  // that never arrives (stopped, or dead unseen) costs that wait, and the rest is skipped.
-  if (broken_ && !barrier(step, 2 * timeout_s_)) return;
+  // has stopped starting operations, draining meanwhile. Every rank takes this barrier, failed
+  // or not (a rank that never called must meet the others' as many times as they do). A peer
+  // may need up to two timeouts to give up (its clock restarts when a rank that gave up first
+  // drains its messages); one that never arrives (stopped, or dead unseen) costs that wait,
+  // and the rest is skipped.
+  if (!barrier(step, 2 * timeout_s_)) return;
   // Deliver everything sent (peers drain what no receive claims), then wait until every rank
   // has done the same: after that no message is in flight towards this worker, and endpoints
   // close without traffic.

@@ -83,10 +83,14 @@ TEST(Transports, MismatchedCountsFailOnEveryRankInsteadOfHanging) {
     arlab::Options o;
     o.transport = t;
     o.timeout_s = 1;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const std::size_t count = 4000 + (rank == 0 ? 1 : 0);
+    // Declared before the communicator: after a failed call, peers may use the buffer until
+    // the communicator is destroyed (include/arlab/arlab.hpp).
+    std::vector<float> x(count, 1.0f);
     arlab::Communicator comm(MPI_COMM_WORLD, o);
     if (comm.size() < 2) GTEST_SKIP() << "needs 2 ranks";
-    const std::size_t count = 4000 + (comm.rank() == 0 ? 1 : 0);
-    std::vector<float> x(count, 1.0f);
     const double t0 = MPI_Wtime();
     bool threw = false;
     try {
