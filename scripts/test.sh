@@ -8,7 +8,7 @@
 #   fuzz   libFuzzer: the regression inputs, then FUZZ_SECONDS (20) per target (scripts/fuzz.sh)
 # Every stage runs even when an earlier one failed; the exit status is 1 if any failed.
 # Usage: scripts/test.sh [--quick] [--stages main,asan,tsan,fuzz]
-#   --quick   the main stage only, with 10 s soaks (about 6 minutes on 2 cores)
+#   --quick   the main stage only, with 10 s soaks (about 8 minutes on 2 cores)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
