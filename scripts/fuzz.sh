@@ -21,15 +21,8 @@ targets=(topology bench_cli model_cli calibrate_cli)
 # libclang-rt-dev: libFuzzer and the sanitizer runtimes of Debian's clang (libclang-rt-14-dev
 # on Debian 12).
 packages=(clang libclang-rt-dev cmake ninja-build pkg-config libopenmpi-dev openmpi-bin libyaml-cpp-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "arlab: installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/packages.sh
+install_missing "${packages[@]}"
 
 # Build type "Fuzz" has no flags of its own: the plain arlab library the fuzzers link compiles
 # unoptimised (quickly); the code under test gets -O1 and the instrumentation from

@@ -30,15 +30,8 @@ jobs=$(nproc)
 # clang: it compiles the sanitized build about 2.5 times faster than g++ 12.
 packages=(clang libclang-rt-14-dev cmake ninja-build pkg-config libopenmpi-dev openmpi-bin libucx-dev
           libyaml-cpp-dev libgtest-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "arlab: installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/packages.sh
+install_missing "${packages[@]}"
 
 # configure BUILD SANITIZERS: -O1 (fast enough to run, quick to compile) with line tables for
 # the reports' stacks; assertions stay on. Only the library and its tests.

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_check.hpp"
+
 namespace arlab::fuzz {
 
 class FuzzArgv {
@@ -38,5 +40,30 @@ class FuzzArgv {
   std::vector<const char*> argv_;
   bool newline_ = false;
 };
+
+// One input of a command-line target: `parse` (the tool's parser, returning a result with
+// status Run, Help or Error and a message) on the input as argv; a Run result goes to
+// `check_run`, an Error must carry a one-line message (unless an argument quoted in it holds
+// a newline).
+template <class Parse, class CheckRun>
+int fuzz_command_line(const char* program, const std::uint8_t* data, std::size_t size, Parse&& parse,
+                      CheckRun&& check_run) {
+  return guarded([&] {
+    const FuzzArgv args(program, data, size);
+    const auto r = parse(args.argc(), args.argv());
+    using Status = decltype(r.status);
+    switch (r.status) {
+      case Status::Run:
+        check_run(r.options);
+        break;
+      case Status::Help:
+        break;
+      case Status::Error:
+        require(!r.message.empty(), "empty error message");
+        require(args.has_newline() || r.message.find('\n') == std::string::npos, "multi-line error message");
+        break;
+    }
+  });
+}
 
 }  // namespace arlab::fuzz

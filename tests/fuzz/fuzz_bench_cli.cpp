@@ -16,7 +16,6 @@
 namespace {
 
 using arlab::bench::BenchOptions;
-using arlab::bench::ParseResult;
 using arlab::fuzz::bug;
 using arlab::fuzz::require;
 
@@ -43,19 +42,6 @@ void check_run(const BenchOptions& o) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  return arlab::fuzz::guarded([&] {
-    const arlab::fuzz::FuzzArgv args("arlab-bench", data, size);
-    const ParseResult r = arlab::bench::parse_options(args.argc(), args.argv());
-    switch (r.status) {
-      case ParseResult::Status::Run:
-        check_run(r.options);
-        break;
-      case ParseResult::Status::Help:
-        break;
-      case ParseResult::Status::Error:
-        require(!r.message.empty(), "empty error message");
-        require(args.has_newline() || r.message.find('\n') == std::string::npos, "multi-line error message");
-        break;
-    }
-  });
+  return arlab::fuzz::fuzz_command_line(
+      "arlab-bench", data, size, [](int argc, const char* const* argv) { return arlab::bench::parse_options(argc, argv); }, check_run);
 }

@@ -17,7 +17,6 @@ namespace {
 
 using arlab::fuzz::require;
 using arlab::tool::CalibrateOptions;
-using arlab::tool::CalibrateParse;
 
 void check_sizes(const CalibrateOptions& o, std::size_t multiple) {
   const auto sizes = arlab::tool::calibrate_sizes(o, multiple);
@@ -45,19 +44,6 @@ void check_run(const CalibrateOptions& o) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  return arlab::fuzz::guarded([&] {
-    const arlab::fuzz::FuzzArgv args("arlab-calibrate", data, size);
-    const CalibrateParse r = arlab::tool::parse_calibrate_options(args.argc(), args.argv());
-    switch (r.status) {
-      case CalibrateParse::Status::Run:
-        check_run(r.options);
-        break;
-      case CalibrateParse::Status::Help:
-        break;
-      case CalibrateParse::Status::Error:
-        require(!r.message.empty(), "empty error message");
-        require(args.has_newline() || r.message.find('\n') == std::string::npos, "multi-line error message");
-        break;
-    }
-  });
+  return arlab::fuzz::fuzz_command_line(
+      "arlab-calibrate", data, size, [](int argc, const char* const* argv) { return arlab::tool::parse_calibrate_options(argc, argv); }, check_run);
 }

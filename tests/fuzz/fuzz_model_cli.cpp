@@ -17,7 +17,6 @@ namespace {
 
 using arlab::fuzz::require;
 using arlab::tool::ModelOptions;
-using arlab::tool::ParseResult;
 
 void check_run(const ModelOptions& o) {
   require(!o.topology.empty(), "no topology");
@@ -40,19 +39,6 @@ void check_run(const ModelOptions& o) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  return arlab::fuzz::guarded([&] {
-    const arlab::fuzz::FuzzArgv args("arlab-model", data, size);
-    const ParseResult r = arlab::tool::parse_options(args.argc(), args.argv());
-    switch (r.status) {
-      case ParseResult::Status::Run:
-        check_run(r.options);
-        break;
-      case ParseResult::Status::Help:
-        break;
-      case ParseResult::Status::Error:
-        require(!r.message.empty(), "empty error message");
-        require(args.has_newline() || r.message.find('\n') == std::string::npos, "multi-line error message");
-        break;
-    }
-  });
+  return arlab::fuzz::fuzz_command_line(
+      "arlab-model", data, size, [](int argc, const char* const* argv) { return arlab::tool::parse_options(argc, argv); }, check_run);
 }
