@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "calibrate_report.hpp"
-#include "calibrate_run.hpp"
+#include "calibrate/run.hpp"
 #include "model_setup.hpp"
 
 namespace arlab::bench {
@@ -18,10 +18,11 @@ CalibratedHere calibrate_here(const BenchOptions& o, MPI_Comm world, const std::
   // Every rank exchanges with a partner at once, as an all-reduce's steps run: with more ranks
   // than cores, ranks 0 and 1 alone would measure a machine the all-reduce never sees.
   c.all_pairs = true;
+  c.timeout_s = *Options{}.resolved().timeout_s;
   const double t0 = MPI_Wtime();
   tool::Calibration fitted;
   try {
-    fitted = tool::calibrate(c, world, command, nullptr);
+    fitted = tool::calibrate(c, world, command);
   } catch (const tool::CalibrateError& e) {
     throw Error(e.status == 2 ? Error::Code::InvalidArgument : Error::Code::Unavailable, "--calibrate: " + e.message);
   }

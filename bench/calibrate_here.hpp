@@ -1,5 +1,5 @@
 // arlab-bench --calibrate: the cost model's machine measured in this launch, just before the
-// sweep, by arlab-calibrate's own measurement (tools/calibrate_run.hpp, as with --all-pairs)
+// sweep, by arlab-calibrate's own measurement (src/calibrate/run.hpp, as with --all-pairs)
 // over the first -t transport; the pred column and auto then use it. On a machine whose speed drifts between
 // launches (a shared virtual machine), a calibration from another launch may describe another
 // machine; one made in the same launch describes this one.

@@ -44,10 +44,16 @@ void print_header(std::FILE* out, const RunInfo& r, const HeaderExtras& x) {
   for (const std::string& a : r.algorithms)
     algorithms.push_back(a == "mpi" ? "mpi (MPI_Allreduce, once per size)" : a == "auto" ? "auto (the model's pick)" : a);
   std::fprintf(out, "# algorithms: %s\n", join(algorithms).c_str());
-  std::fprintf(out, "# model: '%s' (%s), %s as %s of %s%s%s\n", r.topology_name.c_str(), r.topology_source.c_str(),
-               plural(r.ranks, "rank").c_str(), plural(r.model_nodes, "node").c_str(),
-               plural(r.model_ranks_per_node, "rank").c_str(), x.model_note.empty() ? "" : "; ",
-               x.model_note.c_str());
+  if (r.machines.empty()) {
+    std::fprintf(out, "# model: '%s' (%s), %s as %s of %s%s%s\n", r.topology_name.c_str(), r.topology_source.c_str(),
+                 plural(r.ranks, "rank").c_str(), plural(r.model_nodes, "node").c_str(),
+                 plural(r.model_ranks_per_node, "rank").c_str(), x.model_note.empty() ? "" : "; ",
+                 x.model_note.c_str());
+  } else {
+    std::fprintf(out, "# model: each transport's machine (no topology file), %s:\n", plural(r.ranks, "rank").c_str());
+    for (const auto& [transport, machine] : r.machines)
+      std::fprintf(out, "#   %s: %s\n", transport.c_str(), machine.c_str());
+  }
   std::fprintf(out, "# sizes: %s; type: %s; op: %s; sections: %s\n", x.sizes.c_str(), join(r.dtypes).c_str(),
                join(r.ops).c_str(), x.sections.c_str());
   std::fprintf(out, "# iterations: %d warm-up, %d timed per line and section%s; check: %s\n", r.warmup, r.iters,

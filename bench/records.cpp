@@ -98,6 +98,12 @@ std::string to_json(const RunInfo& info, const std::vector<Line>& lines) {
   out += ", \"model_ranks_per_node\": " + std::to_string(info.model_ranks_per_node);
   out += ", \"topology\": " + json_string(info.topology_name);
   out += ", \"topology_source\": " + json_string(info.topology_source);
+  if (!info.machines.empty()) {
+    out += ", \"machines\": {";
+    for (std::size_t i = 0; i < info.machines.size(); ++i)
+      out += (i ? ", " : "") + json_string(info.machines[i].first) + ": " + json_string(info.machines[i].second);
+    out += "}";
+  }
   out += ", \"transports\": " + string_list(info.transports);
   out += ", \"algorithms\": " + string_list(info.algorithms);
   out += ", \"dtypes\": " + string_list(info.dtypes);

@@ -49,6 +49,9 @@ struct RunInfo {
   int model_ranks_per_node = 1;
   std::string topology_name;            // the model's machine
   std::string topology_source;          // its file, or "built-in"
+  // Without a topology file each transport's communicator finds its own machine (its
+  // calibration, cached or measured): per transport, Plan::machine. Empty with a file.
+  std::vector<std::pair<std::string, std::string>> machines;
   std::vector<std::string> transports;  // as run
   std::vector<std::string> algorithms;  // as run
   std::vector<std::string> dtypes, ops;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <map>
 
 #include "calibrate_here.hpp"
 #include "measure.hpp"
@@ -46,7 +47,14 @@ int Bench::run(std::optional<double> min_busbw) {
   std::optional<std::string> topology = o_.topology;
   int regroup = o_.ranks_per_node;
   std::optional<CalibratedHere> here;
-  if (o_.calibrate) {
+  // --calibrate: each transport's communicator measures its machine again (and caches it);
+  // with --ranks-per-node the emulated nodes are measured here, over the first transport.
+  if (o_.calibrate && nranks_ < 2) {
+    if (rank_ == 0) std::fprintf(stderr, "arlab-bench: --calibrate: needs at least 2 ranks: mpirun -np 2 arlab-bench ...\n");
+    return kExitUsage;
+  }
+  if (o_.calibrate && o_.ranks_per_node == 0) force_calibration_ = true;
+  if (o_.calibrate && !force_calibration_) {
     if (auto f = agree(world_, guarded([&] { here = calibrate_here(o_, world_, info_.command); }))) {
       if (here) std::remove(here->path.c_str());
       if (rank_ == 0) std::fprintf(stderr, "arlab-bench: %s\n", f->message.c_str());
@@ -137,8 +145,14 @@ bool Bench::open_channels() {
     Options options;
     options.transport = t;
     options.topology = model_.topology;
+    if (force_calibration_) options.self_calibration = SelfCalibration::Force;
     std::unique_ptr<Communicator> comm;
-    if (auto f = agree(world_, guarded([&] { comm = std::make_unique<Communicator>(world_, options); }))) {
+    // The first plan() finds the communicator's machine (its calibration, cached or measured
+    // now, without a topology file): collectively, here, before anything is timed.
+    if (auto f = agree(world_, guarded([&] {
+                         comm = std::make_unique<Communicator>(world_, options);
+                         comm->plan(1, o_.dtypes.front());
+                       }))) {
       comm.reset();
       const bool unavailable = f->code == Error::Code::Unavailable;
       if (!unavailable) failed_.push_back("transport " + to_string(t) + ": " + f->message);
@@ -154,6 +168,7 @@ bool Bench::open_channels() {
     }
     Channel ch;
     ch.kind = kind;
+    if (!model_.topology) info_.machines.push_back({to_string(kind), comm->plan(1, o_.dtypes.front()).machine});
     if (resolved.algorithm && *resolved.algorithm != Algorithm::Auto) ch.forced = resolved.algorithm;
     ch.comm = std::move(comm);
     channels_.push_back(std::move(ch));
@@ -217,6 +232,10 @@ void Bench::fill_info() {
   info_.model_ranks_per_node = model_.ranks_per_node;
   info_.topology_name = model_.name;
   info_.topology_source = model_.source;
+  if (!info_.machines.empty()) {
+    info_.topology_name = "each transport's own";
+    info_.topology_source = info_.machines.front().second;
+  }
   for (const Channel& c : channels_) info_.transports.push_back(to_string(c.kind));
   for (Algorithm a : algorithms_) info_.algorithms.push_back(to_string(a));
   for (DataType t : o_.dtypes) info_.dtypes.push_back(to_string(t));
@@ -257,15 +276,17 @@ void Bench::sweep() {
     for (ReduceOp op : o_.ops) {
       const Checker checker(dtype, op, rank_, nranks_);
       for (std::size_t size : sizes_.at(dtype)) {
-        std::optional<Plan> plan;  // rank 0: the same for every transport
-        if (rank_ == 0) {
-          try {
-            plan = channels_.front().comm->plan(size / size_of(dtype), dtype);
-          } catch (const std::exception&) {
-            // No model for this call: pred shows "-".
+        // Rank 0: each transport's prediction, from its communicator's machine.
+        std::map<TransportKind, Plan> plans;
+        if (rank_ == 0)
+          for (Channel& ch : channels_) {
+            try {
+              plans[ch.kind] = ch.comm->plan(size / size_of(dtype), dtype);
+            } catch (const std::exception&) {
+              // No model for this call: pred shows "-".
+            }
           }
-        }
-        measure_size(dtype, op, size, checker, plan);
+        measure_size(dtype, op, size, checker, plans);
         write_outputs();
       }
     }
@@ -282,7 +303,7 @@ struct Bench::Pending {
 };
 
 void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Checker& checker,
-                         const std::optional<Plan>& plan) {
+                         const std::map<TransportKind, Plan>& plans) {
   const double weight = step_weight(size);
   const bool sections[] = {o_.out_of_place, o_.in_place};
   const int per_round = int{o_.out_of_place} + int{o_.in_place};
@@ -333,7 +354,10 @@ void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Ch
     }
   }
   if (rank_ != 0) return;
-  for (const Pending& p : pending) print_pending(p, dtype, op, size, plan);
+  for (const Pending& p : pending) {
+    const auto it = plans.find(p.ch->kind);
+    print_pending(p, dtype, op, size, it == plans.end() ? std::nullopt : std::optional<Plan>(it->second));
+  }
 }
 
 void Bench::print_pending(const Pending& p, DataType dtype, ReduceOp op, std::size_t size,

@@ -72,7 +72,7 @@ class Bench {
   // One size: every line (transport x algorithm; the baselines once) in o_.rounds interleaved
   // rounds, each running the line's sections in turn; then rank 0 prints the lines.
   void measure_size(DataType dtype, ReduceOp op, std::size_t size, const Checker& checker,
-                    const std::optional<Plan>& plan);
+                    const std::map<TransportKind, Plan>& plans);
   void print_pending(const Pending& p, DataType dtype, ReduceOp op, std::size_t size,
                      const std::optional<Plan>& plan);
   void drop(Channel& ch, Algorithm a, std::size_t size, const Failure& f);
@@ -93,6 +93,7 @@ class Bench {
   std::vector<Channel> channels_;
   std::vector<Algorithm> algorithms_;   // the ones this build runs
   std::vector<std::string> notes_;      // for the header
+  bool force_calibration_ = false;      // --calibrate without --ranks-per-node: SelfCalibration::Force
   std::string calibration_summary_;     // rank 0, --calibrate: the fitted machine, for the header
   Buffer send_, recv_;
   RunInfo info_;

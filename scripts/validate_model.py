@@ -1,24 +1,34 @@
 #!/usr/bin/python3
-"""Model validation statistics from arlab-bench JSON runs (docs/model.md, "Validation on this machine").
+"""The cost model against measured all-reduce times, from arlab-bench JSON runs (docs/model.md).
 
-usage: scripts/validate_model.py [--model MODEL.json] RUN1.json [RUN2.json ...]
+usage: scripts/validate_model.py [--markdown] [--model MODEL.json] RUN.json [RUN.json ...]
 
-Each run is `arlab-bench ... -a all --json FILE`, best with --calibrate, so that each run's
-predictions come from a calibration made in the same launch. Per run and per (size, algorithm,
-in-place) line: err% = (measured - predicted) / measured, with that run's own prediction
-(`auto` against the prediction of the algorithm it picked). Across runs, each line's err% is
-the median of its runs' err%. Prints per size class the median and worst |err%| over its
-lines, the overall median, and Auto against the fastest measured algorithm per size: per run,
-and the median over runs of how much slower the pick was.
+RUN.json: `arlab-bench ... -a all --json FILE`, one run or several of the same sweep. Each run is
+judged against its own `pred` column (the machine its communicators used: self-calibrated,
+--calibrate or --topology). Per line (transport, size, algorithm, in place or not):
+err% = (measured - predicted) / measured; with several runs a line's err% is the median of its
+runs'. Printed per transport:
 
---model MODEL.json: take the predictions and Auto's pick from `arlab-model --json` (same ranks
-and sizes) for every run instead of the runs' own; then `auto`'s line is judged by the measured
-time of the algorithm the model picks (its own line), since the runs' auto ran another pick.
+  * |err%| per named algorithm (ring, tree, recursive doubling, Rabenseifner) and size class:
+    the median over the line's sections (out of place, in place) and, last, the worst line;
+  * the overall median |err%| over every named algorithm's lines, per transport and over all;
+  * Auto's regret per size: auto's measured time / the fastest named algorithm's time on the
+    same transport in the same run (>= 1.0; 1.00 when auto is the fastest), out of place and in
+    place, and the same for the line of the algorithm auto picked (auto runs the pick's code,
+    so the two differ only by noise); with several runs, the median over runs.
+
+--markdown prints the tables as Markdown (for docs/model.md).
+--model MODEL.json: take every prediction and Auto's pick from `arlab-model --json` (same
+ranks and sizes) instead of the runs' own; auto's line is then judged by the measured line of
+the algorithm the model picks.
 """
 import json
 import statistics
 import sys
 from collections import defaultdict
+
+NAMED = ["ring", "tree", "recursive-doubling", "rabenseifner"]
+SHORT = {"ring": "ring", "tree": "tree", "recursive-doubling": "rd", "rabenseifner": "rab"}
 
 
 def size_text(n):
@@ -29,106 +39,139 @@ def size_text(n):
 
 
 def load_run(path, model):
-    """(times, predictions, picks) of one run, keyed by (size, algorithm, inplace)."""
+    """{(transport, size, algorithm, inplace): (time, predicted or None, pick)} of one run."""
     with open(path) as f:
         doc = json.load(f)
-    times, pred, pick = {}, {}, {}
+    lines = {}
     for r in doc["records"]:
         if r.get("time_us") is None or r.get("transport") == "native":
             continue  # MPI's own all-reduce: no prediction, not a choice Auto has
-        key = (r["size"], r["algorithm"], r["inplace"])
-        times[key] = r["time_us"]
-        if r.get("predicted_us") is not None:
-            pred[key] = r["predicted_us"]
-        pick[key] = r["pick"]
+        key = (r["transport"], r["size"], r["algorithm"], r["inplace"])
+        lines[key] = [r["time_us"], r.get("predicted_us"), r["pick"]]
     if model is not None:
         mpred = {(r["bytes"], r["algorithm"]): r["predicted_us"] for r in model}
         mpick = {r["bytes"]: r["algorithm"] for r in model if r["pick"]}
-        for key in list(times):
-            size, algo, inplace = key
+        for (transport, size, algo, inplace), line in lines.items():
             if algo == "auto":
-                pick[key] = mpick[size]
-                if (size, mpick[size], inplace) in times:
-                    times[key] = times[(size, mpick[size], inplace)]
-                pred[key] = mpred[(size, mpick[size])]
+                picked = (transport, size, mpick[size], inplace)
+                line[2] = mpick[size]
+                if picked in lines:
+                    line[0] = lines[picked][0]
+                line[1] = mpred[(size, mpick[size])]
             elif (size, algo) in mpred:
-                pred[key] = mpred[(size, algo)]
-    return times, pred, pick
+                line[1] = mpred[(size, algo)]
+    return doc.get("arlab_bench", {}), lines
 
 
-def auto_rows(times, pick):
-    """Per size: (pick, auto's time, best algorithm, best time, % slower, pick's own line % slower)."""
-    rows = {}
-    for (size, algo, inplace), t_auto in times.items():
-        if algo != "auto" or inplace:
-            continue
-        algos = [(t, k[1]) for k, t in times.items() if k[0] == size and k[1] != "auto" and not k[2]]
-        if not algos:
-            continue
-        t_best, best = min(algos)
-        picked = pick[(size, algo, inplace)]
-        t_line = times.get((size, picked, False))
-        slower_line = 100.0 * (t_line - t_best) / t_best if t_line else float("nan")
-        rows[size] = (picked, t_auto, best, t_best, 100.0 * (t_auto - t_best) / t_best, slower_line)
-    return rows
+def regret(lines, transport, size, inplace):
+    """(pick, auto / fastest named, pick's line / fastest named, fastest) or None."""
+    auto = lines.get((transport, size, "auto", inplace))
+    named = [(lines[k][0], k[2]) for k in lines
+             if k[0] == transport and k[1] == size and k[3] == inplace and k[2] in NAMED]
+    if not auto or not named:
+        return None
+    t_best, best = min(named)
+    pick_line = lines.get((transport, size, auto[2], inplace))
+    return auto[2], auto[0] / t_best, (pick_line[0] / t_best if pick_line else float("nan")), best
+
+
+def table(markdown, header, rows):
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("| " + " | ".join(["---"] + ["---:"] * (len(header) - 1)) + " |")
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+    else:
+        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+        print("  " + "  ".join(h.rjust(w) for h, w in zip(header, widths)))
+        for r in rows:
+            print("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths)))
+    print()
 
 
 def main(args):
+    markdown = False
     model = None
-    if args and args[0] == "--model":
-        with open(args[1]) as f:
-            doc = json.load(f)
-        model = doc["records"] if isinstance(doc, dict) and "records" in doc else doc
-        args = args[2:]
+    while args and args[0].startswith("--"):
+        if args[0] == "--markdown":
+            markdown, args = True, args[1:]
+        elif args[0] == "--model":
+            with open(args[1]) as f:
+                doc = json.load(f)
+            model = doc["records"] if isinstance(doc, dict) and "records" in doc else doc
+            args = args[2:]
+        else:
+            sys.exit(f"validate_model.py: unknown flag {args[0]}\n\n{__doc__}")
+    if not args:
+        sys.exit(__doc__)
     runs = [load_run(p, model) for p in args]
+    meta = runs[0][0]
+    h = "## " if markdown else "# "
 
     errs = defaultdict(list)  # line -> its err% in every run
-    for times, pred, _ in runs:
-        for k, t in times.items():
-            if k in pred:
-                errs[k].append(100.0 * (t - pred[k]) / t)
+    for _, lines in runs:
+        for k, (t, p, _) in lines.items():
+            if p is not None and k[2] in NAMED:
+                errs[k].append(100.0 * (t - p) / t)
     err = {k: statistics.median(v) for k, v in errs.items()}
-    by_size = defaultdict(list)
-    for (size, algo, inplace), e in err.items():
-        by_size[size].append((abs(e), e, algo, inplace))
-    print(f"# {len(runs)} run(s), {len(err)} lines; err% = (measured - predicted) / measured, each run against "
-          f"its own predictions, median over the runs")
-    print(f"# {'size':>8} {'median|err|':>12} {'worst|err|':>11}  worst line")
-    for size in sorted(by_size):
-        e = by_size[size]
-        w = max(e)
-        print(f"  {size_text(size):>8} {statistics.median(x[0] for x in e):12.1f} {w[0]:11.1f}  "
-              f"{w[2]}{' in-place' if w[3] else ''} {w[1]:+.1f}%")
-    allerr = [abs(e) for e in err.values()]
-    print(f"# overall median |err%| {statistics.median(allerr):.1f}  (mean {statistics.mean(allerr):.1f}); "
-          f"worst size class (by median) {max(statistics.median(x[0] for x in v) for v in by_size.values()):.1f}, "
-          f"(by worst line) {max(max(v)[0] for v in by_size.values()):.1f}")
-    for i, (times, pred, _) in enumerate(runs):
-        mine = [abs(100.0 * (t - pred[k]) / t) for k, t in times.items() if k in pred]
-        if mine:
-            print(f"#   run {i + 1}: median |err%| {statistics.median(mine):.1f} over {len(mine)} lines")
+    transports = sorted({k[0] for k in err}, key=lambda t: (meta.get("transports", []) + [t]).index(t))
+    sizes = sorted({k[1] for k in err})
+    print(f"{h}{len(runs)} run(s) of {meta.get('ranks', '?')} ranks: {meta.get('command', '')}")
+    print(f"{'' if markdown else '# '}machine: {meta.get('topology', '?')} ({meta.get('topology_source', '?')})")
+    print()
 
-    per_run = [auto_rows(times, pick) for times, _, pick in runs]
-    print("# auto against the fastest measured algorithm (out-of-place), per run: pick, % slower than the best "
-          "line (the pick's own line in brackets)")
-    worst = None
-    for size in sorted(by_size):
-        cells = [r[size] for r in per_run if size in r]
-        if not cells:
-            continue
-        text = "  ".join(f"{c[0][:4]} {c[4]:+6.1f} ({c[5]:+5.1f}) best {c[2][:4]}" for c in cells)
-        med = statistics.median(c[4] for c in cells)
-        med_line = statistics.median(c[5] for c in cells)
-        print(f"  {size_text(size):>8}  median {med:+6.1f} (own line {med_line:+6.1f})   {text}")
-        if worst is None or med > worst[0]:
-            worst = (med, size, med_line, cells)
-    if worst:
-        picks = sorted({c[0] for c in worst[3]})
-        print(f"# auto worst (median over runs): {size_text(worst[1])}: {worst[0]:+.1f}% "
-              f"(the pick's own line {worst[2]:+.1f}%), picks {', '.join(picks)}")
+    overall = []
+    summary = []
+    for tr in transports:
+        print(f"{h}transport {tr}: |err%| per algorithm and size (median of out of place and in place; worst line)")
+        rows = []
+        for size in sizes:
+            row = [size_text(size)]
+            for algo in NAMED:
+                e = [abs(err[k]) for k in err if k[0] == tr and k[1] == size and k[2] == algo]
+                row.append(f"{statistics.median(e):.1f}" if e else "-")
+            e = [(abs(v), v, k[2], k[3]) for k, v in err.items() if k[0] == tr and k[1] == size]
+            w = max(e)
+            row.append(f"{statistics.median(x[0] for x in e):.1f}")
+            row.append(f"{SHORT[w[2]]}{' in place' if w[3] else ''} {w[1]:+.1f}")
+            rows.append(row)
+        mine = [abs(v) for k, v in err.items() if k[0] == tr]
+        overall += mine
+        rows.append(["all"] + [f"{statistics.median(abs(v) for k, v in err.items() if k[0] == tr and k[2] == a):.1f}"
+                               if any(k[0] == tr and k[2] == a for k in err) else "-" for a in NAMED]
+                    + [f"{statistics.median(mine):.1f}", ""])
+        table(markdown, ["size"] + [SHORT[a] for a in NAMED] + ["median", "worst line (err%)"], rows)
+
+        print(f"{h}transport {tr}: auto's time / the fastest named algorithm's (same run); "
+              "the picked algorithm's own line in brackets")
+        rows = []
+        worst = (0.0, None)
+        for size in sizes:
+            row = [size_text(size)]
+            for inplace in (False, True):
+                cells = [regret(lines, tr, size, inplace) for _, lines in runs]
+                cells = [c for c in cells if c]
+                if not cells:
+                    row += ["-", "-"]
+                    continue
+                r_auto = statistics.median(c[1] for c in cells)
+                r_line = statistics.median(c[2] for c in cells)
+                picks = "/".join(sorted({SHORT.get(c[0], c[0]) for c in cells}))
+                bests = "/".join(sorted({SHORT[c[3]] for c in cells}))
+                row += [f"{picks}", f"{r_auto:.2f} ({r_line:.2f}) {bests}"]
+                worst = max(worst, (r_auto, (size, inplace, picks)))
+            rows.append(row)
+        table(markdown, ["size", "pick", "out of place (fastest)", "pick", "in place (fastest)"], rows)
+        summary.append((tr, statistics.median(mine), worst))
+
+    print(f"{h}summary")
+    for tr, med, (r, where) in summary:
+        at = f" at {size_text(where[0])} {'in place' if where[1] else 'out of place'} ({where[2]})" if where else ""
+        print(f"{'' if markdown else '# '}{tr}: median |err%| {med:.1f}; auto's worst regret {r:.2f}x{at}"
+              + ("  " if markdown else ""))
+    print(f"{'' if markdown else '# '}all transports: median |err%| {statistics.median(overall):.1f} over "
+          f"{len(overall)} lines")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
     main(sys.argv[1:])

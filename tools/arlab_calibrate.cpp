@@ -21,7 +21,8 @@
 #include <string>
 
 #include "calibrate_options.hpp"
-#include "calibrate_run.hpp"
+#include "calibrate/run.hpp"
+#include "calibrate_report.hpp"
 
 namespace arlab::tool {
 namespace {
@@ -39,7 +40,19 @@ int run(const CalibrateOptions& o, int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::string command = "mpirun -np " + std::to_string(size) + " arlab-calibrate";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-  const Calibration c = calibrate(o, MPI_COMM_WORLD, command, stdout);
+  CalibrateOptions settings = o;
+  settings.timeout_s = *Options{}.resolved().timeout_s;  // ARLAB_TIMEOUT_S
+  // Rank 0 prints each part as soon as it is measured.
+  const Calibration c = calibrate(settings, MPI_COMM_WORLD, command, [rank](Stage stage, const Calibration& c) {
+    if (rank != 0) return;
+    if (stage == Stage::Started) print_header(stdout, c);
+    if (stage == Stage::Link) print_link(stdout, c, c.inter ? *c.inter : *c.intra);
+    if (stage == Stage::Compute) {
+      print_compute(stdout, c);
+      print_summary(stdout, c);
+    }
+    std::fflush(stdout);
+  });
   if (rank != 0 || !o.output) return 0;
   std::ofstream file(*o.output);
   if (!(file << topology_yaml(c)) || !file.flush()) {

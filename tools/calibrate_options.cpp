@@ -141,10 +141,4 @@ std::string calibrate_usage() {
   return out;
 }
 
-std::vector<std::size_t> calibrate_sizes(const CalibrateOptions& o, std::size_t multiple) {
-  return cli::geometric_sizes({o.min_bytes, o.max_bytes, o.factor}, multiple);
-}
-
-std::string size_text(double bytes) { return cli::human_bytes(bytes); }
-
 }  // namespace arlab::tool

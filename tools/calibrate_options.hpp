@@ -3,6 +3,8 @@
 
 #include <arlab/arlab.hpp>
 
+#include "calibrate/calibration.hpp"
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -10,20 +12,9 @@
 
 namespace arlab::tool {
 
-struct CalibrateOptions {
-  TransportKind transport = TransportKind::Mpi;  // -t, --transport
-  std::string transport_name = "mpi";
-  std::optional<std::string> output;             // -o, --output: the topology file to write
-  int ranks_per_node = 0;                        // --ranks-per-node; 0: every rank on one node
-  std::size_t min_bytes = 8;                     // --sizes MIN:MAX[:FACTOR]
-  std::size_t max_bytes = std::size_t{64} << 20;
-  std::size_t factor = 4;
-  std::string name;                              // --name; "": the host name
-  std::optional<std::size_t> cache_bytes;        // --cache-bytes; none: the node's cache from sysfs
-  bool quick = false;                            // --quick: few sizes, short samples
-  bool all_pairs = false;                        // --all-pairs: every rank exchanges with its pair at once
-  double sample_ms = 20;                         // target length of one timed sample
-  int samples = 5;                               // timed samples per size (the median is kept)
+// The measurement's settings (calib::Settings) and where the file goes.
+struct CalibrateOptions : calib::Settings {
+  std::optional<std::string> output;  // -o, --output: the topology file to write
 };
 
 struct CalibrateParse {
@@ -38,11 +29,8 @@ CalibrateParse parse_calibrate_options(int argc, const char* const* argv);
 // The --help text: every flag with its default.
 std::string calibrate_usage();
 
-// MIN, MIN*FACTOR, ... <= MAX; with `multiple` > 1, rounded down to multiples of it, zeros and
-// repeats dropped.
-std::vector<std::size_t> calibrate_sizes(const CalibrateOptions&, std::size_t multiple = 1);
-
-// 8 -> "8 B", 4096 -> "4 KiB", 1 << 26 -> "64 MiB".
-std::string size_text(double bytes);
+// The library's calibration (src/calibrate: the measurement, the fits, the file) is the tools'
+// too: tool::fit_line, tool::Calibration, tool::calibrate, ...
+using namespace calib;
 
 }  // namespace arlab::tool

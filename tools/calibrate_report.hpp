@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "calibrate_topology.hpp"
+#include "calibrate_options.hpp"
 
 namespace arlab::tool {
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "calibrate/calibration.hpp"
 #include "core/environment.hpp"
 
 namespace arlab::tool::cli {
@@ -86,28 +87,9 @@ SizeRange parse_range(std::string_view flag, const std::string& v, std::size_t d
 }
 
 std::vector<std::size_t> geometric_sizes(const SizeRange& r, std::size_t multiple) {
-  std::vector<std::size_t> out;
-  for (std::size_t b = r.min_bytes; b <= r.max_bytes; b *= r.factor) {
-    const std::size_t bytes = b / multiple * multiple;
-    if (bytes > 0 && (out.empty() || out.back() != bytes)) out.push_back(bytes);
-    if (b > std::numeric_limits<std::size_t>::max() / r.factor) break;
-  }
-  return out;
+  return calib::geometric_sizes(r.min_bytes, r.max_bytes, r.factor, multiple);
 }
 
-std::string human_bytes(double bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) {
-    bytes /= 1024;
-    ++u;
-  }
-  char buf[32];
-  if (u == 0 || std::fabs(bytes - std::round(bytes)) < 0.05)
-    std::snprintf(buf, sizeof buf, "%.0f %s", bytes, kUnits[u]);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", bytes, kUnits[u]);
-  return buf;
-}
+std::string human_bytes(double bytes) { return calib::size_text(bytes); }
 
 }  // namespace arlab::tool::cli

@@ -25,6 +25,11 @@ enum class TransportKind { Mpi, Ucx, UcxRma };
 
 enum class LogLevel { None, Warn, Info, Trace };
 
+// Where Auto's machine description comes from when no topology file is given (ARLAB_CALIBRATE):
+// Cached (1): this machine's calibration from the cache, measured once and cached when there is
+// none; Off (0): the built-in description, nothing measured; Force: measured again, and cached.
+enum class SelfCalibration { Cached, Off, Force };
+
 // Everything arlab throws. The message names the argument, rank or peer at fault.
 class Error : public std::runtime_error {
  public:
@@ -57,17 +62,24 @@ bool transport_available(TransportKind);
 
 // Per-communicator settings. Every field resolves in one order: a value set here wins; a
 // field left unset takes its environment knob (ARLAB_TRANSPORT, ARLAB_ALGO, ARLAB_CHUNK_BYTES,
-// ARLAB_TIMEOUT_S, ARLAB_DEBUG, ARLAB_TOPOLOGY); the default comes last.
+// ARLAB_TIMEOUT_S, ARLAB_DEBUG, ARLAB_TOPOLOGY, ARLAB_CALIBRATE, ARLAB_CACHE_DIR); the default
+// comes last.
 struct Options {
   std::optional<TransportKind> transport; // default Mpi
   std::optional<Algorithm> algorithm;     // replaces Algorithm::Auto in every call
   std::optional<std::size_t> chunk_bytes; // pipelining unit (default 256 KiB)
   std::optional<double> timeout_s;        // a wait longer than this throws (default 300)
   std::optional<LogLevel> log_level;      // default Warn
-  // A topology file (YAML, docs/model.md) describing the machine for Auto's cost model;
-  // unset: the built-in description of one shared-memory node. Read when the communicator
-  // is created; errors name the file, line and column.
+  // A topology file (YAML, docs/model.md) describing the machine for Auto's cost model. Read
+  // when the communicator is created; errors name the file, line and column. Unset: the
+  // machine is calibrated (below).
   std::optional<std::string> topology;
+  // Without a topology file: this machine's calibration, from the cache or measured once (at
+  // most a few seconds, on the first Auto call or plan(); default Cached), or the built-in
+  // description (Off).
+  std::optional<SelfCalibration> self_calibration;
+  // Where calibrations are cached (default $XDG_CACHE_HOME/arlab, else ~/.cache/arlab).
+  std::optional<std::string> cache_dir;
 
   // The options with every unset field filled from the environment and the defaults.
   Options resolved() const;
@@ -83,6 +95,9 @@ struct Plan {
   double predicted_us = 0;                // its predicted time
   std::vector<Candidate> candidates;      // fastest first
   std::string reason;                     // one sentence: why the pick wins
+  // The machine description the model walked, and where it came from: a topology file, this
+  // machine's cached calibration (its file), a calibration made now, or the built-in one.
+  std::string machine;
 };
 
 namespace detail {
@@ -115,7 +130,10 @@ class Communicator {
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  Algorithm algorithm = Algorithm::Auto);
 
-  // What Auto would run for `count` elements of `type`, and why. Local, not collective.
+  // What Auto would run for `count` elements of `type`, and why. Local, except for the
+  // communicator's first plan() or Auto call when it has no topology file: that one finds the
+  // machine (reads the cache, or measures it once), collectively, so every rank must make it
+  // (a rank left waiting longer than the timeout throws Timeout).
   Plan plan(std::size_t count, DataType type) const;
 
  private:

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "algorithms/registry.hpp"
+#include "calibrate/self_calibration.hpp"
 #include "baseline/mpi_baseline.hpp"
 #include "model/cost_walk.hpp"
 #include "model/topology.hpp"
@@ -24,10 +25,9 @@ bool valid(Algorithm a) { return static_cast<unsigned>(a) <= static_cast<unsigne
   throw Error(Error::Code::InvalidArgument, "arlab::Communicator::allreduce: " + message);
 }
 
-// The machine Auto walks: the topology file if one is given (its errors name the file, line
-// and column), else the built-in description of one shared-memory node.
-Machine load_machine(const Options& options, int ranks) {
-  if (!options.topology) return Machine::local_default();
+// The machine of a topology file (its errors name the file, line and column); nullopt without one.
+std::optional<Machine> load_machine(const Options& options, int ranks) {
+  if (!options.topology) return std::nullopt;
   Machine m = load_topology(*options.topology);
   if (!m.rank_to_node.empty() && m.ranks() != ranks)
     throw Error(Error::Code::InvalidArgument,
@@ -43,7 +43,27 @@ Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm m
       options_(std::move(options)),
       mpi_comm_(mpi_comm),
       machine_(load_machine(options_, transport_->size())),
-      executor_(*transport_, reducer_) {}
+      executor_(*transport_, reducer_) {
+  if (machine_) machine_source_ = "'" + machine_->name + "', the topology file " + *options_.topology;
+}
+
+const Machine& Engine::machine() const {
+  if (machine_) return *machine_;
+  if (mpi_comm_ == MPI_COMM_NULL) {
+    machine_ = Machine::local_default();
+    machine_source_ = "'" + machine_->name + "', the built-in description (no MPI communicator to calibrate over)";
+    return *machine_;
+  }
+  calib::FoundMachine found = calib::find_machine(mpi_comm_, options_);
+  machine_ = std::move(found.machine);
+  machine_source_ = std::move(found.source);
+  return *machine_;
+}
+
+const std::string& Engine::machine_source() const {
+  machine();
+  return machine_source_;
+}
 
 void Engine::check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
                              ReduceOp op, Algorithm algorithm) const {
@@ -152,7 +172,7 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem) const {
   shape.chunk_bytes = *options_.chunk_bytes;
   std::vector<std::pair<Cost, Algorithm>> costs;
   for (const auto& info : schedule_algorithm_table()) {
-    const Cost c = predict(info, shape, machine_);
+    const Cost c = predict(info, shape, machine());
     ++model_walks_;
     plan.candidates.push_back({info.id, c.total_us});
     costs.push_back({c, info.id});
@@ -164,13 +184,15 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem) const {
   const Cost& best = std::find_if(costs.begin(), costs.end(), [&](auto& c) { return c.second == plan.algorithm; })->first;
   std::ostringstream why;
   why.precision(3);
-  why << to_string(plan.algorithm) << " is predicted fastest on " << machine_.name << ": "
+  why << to_string(plan.algorithm) << " is predicted fastest on " << machine_->name << ": "
       << best.latency_us << " us latency + " << best.bandwidth_us << " us transfer + "
       << best.reduce_us << " us reduction";
   if (plan.candidates.size() > 1)
     why << "; runner-up " << to_string(plan.candidates[1].algorithm) << " at "
         << plan.candidates[1].predicted_us << " us";
+  why << " (machine " << machine_source_ << ")";
   plan.reason = why.str();
+  plan.machine = machine_source_;
   return plan;
 }
 
@@ -184,7 +206,7 @@ Algorithm Engine::choose(std::size_t count, DataType type) {
       std::fprintf(stderr,
                    "arlab INFO: allreduce %zu B (%s) on %d ranks of '%s': auto -> %s, predicted %.2f us; "
                    "runner-up %s, predicted %.2f us (%s)\n",
-                   bytes, to_string(type).c_str(), size(), machine_.name.c_str(), to_string(p.algorithm).c_str(),
+                   bytes, to_string(type).c_str(), size(), machine_->name.c_str(), to_string(p.algorithm).c_str(),
                    p.predicted_us, second ? to_string(p.candidates[1].algorithm).c_str() : "none",
                    second ? p.candidates[1].predicted_us : 0.0, p.reason.c_str());
     }

@@ -6,6 +6,8 @@
 #include <mpi.h>
 
 #include <map>
+#include <optional>
+#include <string>
 #include <memory>
 #include <set>
 #include <tuple>
@@ -28,8 +30,13 @@ class Engine {
   int rank() const { return transport_->rank(); }
   int size() const { return transport_->size(); }
   const Options& options() const { return options_; }
-  // The machine Auto's cost model walks: Options::topology's file, else Machine::local_default().
-  const Machine& machine() const { return machine_; }
+  // The machine Auto's cost model walks: Options::topology's file, else this machine's
+  // calibration (cached or measured, calibrate/self_calibration.hpp) or, with
+  // SelfCalibration::Off or no MPI communicator, Machine::local_default(). Without a file the
+  // first call finds it, collectively.
+  const Machine& machine() const;
+  // Where machine() came from, as Plan::machine says it.
+  const std::string& machine_source() const;
   // How many schedule walks the cost model has run (one per algorithm per new size): tests
   // check that repeated sizes are answered from the plan cache without walking.
   std::size_t model_walks() const { return model_walks_; }
@@ -51,7 +58,8 @@ class Engine {
   std::unique_ptr<Transport> transport_;
   Options options_;
   MPI_Comm mpi_comm_;
-  Machine machine_;
+  mutable std::optional<Machine> machine_;  // found on first use without a topology file
+  mutable std::string machine_source_;
   CpuReducer reducer_;
   Executor executor_;
   bool broken_ = false;  // after a failed call the peers' state is unknown: refuse further calls

@@ -9,13 +9,16 @@
 
 namespace arlab::detail {
 
-const Knob kKnobs[6] = {
+const Knob kKnobs[8] = {
     {"ARLAB_ALGO", "algorithm used where a call asks for auto", "auto"},
     {"ARLAB_TRANSPORT", "mpi | ucx | ucx-rma", "mpi"},
     {"ARLAB_CHUNK_BYTES", "pipelining unit in bytes (K/M/G suffixes)", "256K"},
     {"ARLAB_TIMEOUT_S", "seconds a collective may wait without progress", "300"},
     {"ARLAB_DEBUG", "WARN | INFO | TRACE", "WARN"},
-    {"ARLAB_TOPOLOGY", "topology file (YAML) describing the machine for auto", "built-in: one shared-memory node"},
+    {"ARLAB_TOPOLOGY", "topology file (YAML) describing the machine for auto", "none: this machine, calibrated"},
+    {"ARLAB_CALIBRATE", "1 | 0 | force: without a topology, the cached calibration of this machine (measured "
+                        "once), the built-in description, or measured again", "1"},
+    {"ARLAB_CACHE_DIR", "where calibrations are cached", "$XDG_CACHE_HOME/arlab, else ~/.cache/arlab"},
 };
 
 std::optional<std::string> env(const char* name) {
@@ -86,7 +89,19 @@ Options Options::resolved() const {
                     "bad ARLAB_DEBUG '" + *d + "'; valid: NONE, WARN, INFO, TRACE");
     }
   }
-  if (!o.topology) o.topology = env("ARLAB_TOPOLOGY");  // stays unset: the built-in machine
+  if (!o.topology) o.topology = env("ARLAB_TOPOLOGY");  // stays unset: calibrated
+  if (!o.self_calibration) {
+    o.self_calibration = SelfCalibration::Cached;
+    if (auto c = env("ARLAB_CALIBRATE")) {
+      if (*c == "1" || *c == "cached") o.self_calibration = SelfCalibration::Cached;
+      else if (*c == "0" || *c == "off") o.self_calibration = SelfCalibration::Off;
+      else if (*c == "force") o.self_calibration = SelfCalibration::Force;
+      else
+        throw Error(Error::Code::InvalidArgument,
+                    "bad ARLAB_CALIBRATE '" + *c + "'; valid: 1 (cached), 0 (off: the built-in description), force");
+    }
+  }
+  if (!o.cache_dir) o.cache_dir = env("ARLAB_CACHE_DIR");  // stays unset: XDG_CACHE_HOME or ~/.cache
   if (*o.timeout_s <= 0)
     throw Error(Error::Code::InvalidArgument, "Options::timeout_s must be positive");
   return o;

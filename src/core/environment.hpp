@@ -7,7 +7,10 @@
 //   ARLAB_CHUNK_BYTES  pipelining unit, bytes, K/M suffixes          (256K)
 //   ARLAB_TIMEOUT_S    seconds a wait may last before it fails      (300)
 //   ARLAB_DEBUG        WARN | INFO | TRACE                          (WARN)
-//   ARLAB_TOPOLOGY     topology file for Auto's cost model          (built-in: one node)
+//   ARLAB_TOPOLOGY     topology file for Auto's cost model          (none: calibrated)
+//   ARLAB_CALIBRATE    1 | 0 | force: without a topology, this machine's cached calibration (1),
+//                      the built-in description (0), or measured again (force)   (1)
+//   ARLAB_CACHE_DIR    where calibrations are cached    ($XDG_CACHE_HOME/arlab, ~/.cache/arlab)
 #pragma once
 
 #include <cstddef>
@@ -22,7 +25,7 @@ struct Knob {
   const char* meaning;
   const char* default_value;
 };
-extern const Knob kKnobs[6];
+extern const Knob kKnobs[8];
 
 // The variable's value, or nullopt when unset or empty.
 std::optional<std::string> env(const char* name);

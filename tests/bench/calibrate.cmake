@@ -1,18 +1,26 @@
-# ctest bench.calibrate_np2: --calibrate measures the machine in the same launch. The header
-# says so and shows the fitted numbers; every schedule algorithm's line has a prediction; the
-# temporary topology file is gone afterwards. With one rank, or with --topology, it refuses
-# (exit 2, one line).
+# ctest bench.calibrate_np2: --calibrate measures each transport's machine again in the same
+# launch (ARLAB_CALIBRATE=force) and caches it; with --ranks-per-node it measures the emulated
+# nodes itself. The header says so (with --ranks-per-node it shows the fitted numbers); every
+# schedule algorithm's line has a prediction; no temporary file is left behind. With one rank
+# it refuses (exit 2, one line).
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 
 set(tmp ${OUT}/calibrate-tmp)
 file(REMOVE_RECURSE ${tmp})
 file(MAKE_DIRECTORY ${tmp})
-run(rc out err ENV TMPDIR=${tmp} COMMAND ${MPIRUN} ${BENCH} -b 8 -e 1K -f 64 -a rd,ring -n 3 -w 1 --calibrate)
+run(rc out err ENV TMPDIR=${tmp} ARLAB_CACHE_DIR=${tmp}/cache COMMAND ${MPIRUN} ${BENCH} -b 8 -e 1K -f 64 -a rd,ring -n 3 -w 1 --calibrate)
 if(NOT rc EQUAL 0)
   fail("exit ${rc}, expected 0" "${out}" "${err}")
 endif()
+expect_texts("${out}" "${err}" "# model: each transport's machine (no topology file), 2 ranks:"
+  "#   mpi: '" "', calibrated now over mpi in ")
+file(REMOVE_RECURSE ${tmp}/cache)
+run(rc out err ENV TMPDIR=${tmp} COMMAND ${MPIRUN} ${BENCH} -b 8 -e 1K -f 64 -a rd,ring -n 3 -w 1 --calibrate --ranks-per-node 1)
+if(NOT rc EQUAL 0)
+  fail("--ranks-per-node 1: exit ${rc}, expected 0" "${out}" "${err}")
+endif()
 expect_texts("${out}" "${err}" "model: 'calibrated by arlab-bench' (measured in this launch by --calibrate over mpi, "
-  "# fitted machine 'calibrated by arlab-bench'" "#   intra  alpha ")
+  "# fitted machine 'calibrated by arlab-bench'" "#   inter  alpha ")
 table_lines("${out}" lines)
 list(LENGTH lines n)
 if(NOT n EQUAL 4)  # 8 B and 512 B x rd and ring

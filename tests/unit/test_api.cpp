@@ -85,6 +85,8 @@ TEST(Api, ExplicitOptionsWinOverTheEnvironmentForEveryField) {
   setenv("ARLAB_TIMEOUT_S", "7", 1);
   setenv("ARLAB_DEBUG", "TRACE", 1);
   setenv("ARLAB_TOPOLOGY", "from-env.yaml", 1);
+  setenv("ARLAB_CALIBRATE", "force", 1);
+  setenv("ARLAB_CACHE_DIR", "/from/env", 1);
   Options set;
   set.transport = TransportKind::Mpi;  // the default's own value, set explicitly
   set.algorithm = Algorithm::Auto;
@@ -92,6 +94,8 @@ TEST(Api, ExplicitOptionsWinOverTheEnvironmentForEveryField) {
   set.timeout_s = 300;
   set.log_level = LogLevel::Warn;
   set.topology = "in-code.yaml";
+  set.self_calibration = SelfCalibration::Cached;
+  set.cache_dir = "/in/code";
   const Options a = set.resolved();
   EXPECT_EQ(*a.transport, TransportKind::Mpi);
   EXPECT_EQ(*a.algorithm, Algorithm::Auto);
@@ -99,6 +103,8 @@ TEST(Api, ExplicitOptionsWinOverTheEnvironmentForEveryField) {
   EXPECT_DOUBLE_EQ(*a.timeout_s, 300);
   EXPECT_EQ(*a.log_level, LogLevel::Warn);
   EXPECT_EQ(*a.topology, "in-code.yaml");
+  EXPECT_EQ(*a.self_calibration, SelfCalibration::Cached);
+  EXPECT_EQ(*a.cache_dir, "/in/code");
   const Options b = Options{}.resolved();  // unset: the environment
   EXPECT_EQ(*b.transport, TransportKind::Ucx);
   EXPECT_EQ(*b.algorithm, Algorithm::Tree);
@@ -106,13 +112,39 @@ TEST(Api, ExplicitOptionsWinOverTheEnvironmentForEveryField) {
   EXPECT_DOUBLE_EQ(*b.timeout_s, 7);
   EXPECT_EQ(*b.log_level, LogLevel::Trace);
   EXPECT_EQ(*b.topology, "from-env.yaml");
+  EXPECT_EQ(*b.self_calibration, SelfCalibration::Force);
+  EXPECT_EQ(*b.cache_dir, "/from/env");
   for (const char* v : {"ARLAB_TRANSPORT", "ARLAB_ALGO", "ARLAB_CHUNK_BYTES", "ARLAB_TIMEOUT_S", "ARLAB_DEBUG",
-                        "ARLAB_TOPOLOGY"})
+                        "ARLAB_TOPOLOGY", "ARLAB_CALIBRATE", "ARLAB_CACHE_DIR"})
     unsetenv(v);
   const Options c = Options{}.resolved();  // neither: the defaults
   EXPECT_EQ(*c.transport, TransportKind::Mpi);
   EXPECT_EQ(*c.log_level, LogLevel::Warn);
   EXPECT_FALSE(c.topology.has_value());
+  EXPECT_EQ(*c.self_calibration, SelfCalibration::Cached);
+  EXPECT_FALSE(c.cache_dir.has_value());
+}
+
+TEST(Api, CalibrateKnobValues) {
+  const std::pair<const char*, SelfCalibration> values[] = {
+      {"1", SelfCalibration::Cached}, {"cached", SelfCalibration::Cached}, {"0", SelfCalibration::Off},
+      {"off", SelfCalibration::Off}, {"force", SelfCalibration::Force}};
+  for (const auto& [text, mode] : values) {
+    setenv("ARLAB_CALIBRATE", text, 1);
+    EXPECT_EQ(*Options{}.resolved().self_calibration, mode) << text;
+  }
+  for (const char* bad : {"yes", "2", "FORCE", " 1"}) {
+    setenv("ARLAB_CALIBRATE", bad, 1);
+    try {
+      Options{}.resolved();
+      ADD_FAILURE() << "ARLAB_CALIBRATE=" << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Error::Code::InvalidArgument);
+      EXPECT_EQ(std::string(e.what()), "bad ARLAB_CALIBRATE '" + std::string(bad) +
+                                           "'; valid: 1 (cached), 0 (off: the built-in description), force");
+    }
+  }
+  unsetenv("ARLAB_CALIBRATE");
 }
 
 }  // namespace

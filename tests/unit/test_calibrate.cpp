@@ -10,10 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "calibrate_cache.hpp"
-#include "calibrate_fit.hpp"
 #include "calibrate_options.hpp"
-#include "calibrate_topology.hpp"
+#include "calibrate/node_cache.hpp"
 #include "model/topology.hpp"
 
 namespace arlab::tool {
@@ -255,7 +253,7 @@ TEST(CalibrateTopology, TheWrittenFileLoadsWithTheLibrarysLoader) {
     EXPECT_NEAR(m.reduce_us_per_byte, 1e-3 / 30, 1e-3 * 1e-3 / 30);
     EXPECT_NEAR(m.copy_us_per_byte, 1e-3 / 60, 1e-3 * 1e-3 / 60);
     // The provenance is in the comments: host, time, command, method, residuals.
-    for (const char* s : {"# Calibrated by arlab-calibrate on host 'testhost' at 2025-01-01 00:00 UTC",
+    for (const char* s : {"# Calibrated on host 'testhost' at 2025-01-01 00:00 UTC by:",
                           "#   mpirun -np 4 arlab-calibrate -o x.yaml", "transport mpi (Open MPI v4.1.4); CPU: Test CPU, 2 cores.",
                           "none is\n# fitted to all-reduce results", "R^2 1.0000, rms error 0.0%"})
       EXPECT_NE(yaml.find(s), std::string::npos) << s << "\n" << yaml;

@@ -1,4 +1,4 @@
-#include "calibrate_measure.hpp"
+#include "calibrate/measure.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 
 #include "schedule/schedule.hpp"
 
-namespace arlab::tool {
+namespace arlab::calib {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -133,21 +133,25 @@ void LinkBench::run(const detail::Program& program, std::size_t bytes_used) {
   executor_.run(program, buffers, call);
 }
 
-LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs) {
+LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs,
+                                  bool pingpong) {
   std::vector<Probe> probes;
   for (std::size_t bytes : sizes)
-    for (Pattern pattern : {Pattern::PingPong, Pattern::Exchange})
+    for (Pattern pattern : {Pattern::PingPong, Pattern::Exchange}) {
+      if (pattern == Pattern::PingPong && !pingpong) continue;
       probes.push_back({[this, pattern, a, b, bytes, all_pairs](std::size_t k) -> Runnable {
                           auto p = std::make_shared<detail::Program>(
                               detail::compile(schedule(pattern, a, b, bytes, k, all_pairs), transport_.size()));
                           return [this, p, bytes] { run(*p, bytes); };
                         },
                         pattern == Pattern::PingPong ? 2.0 : 1.0, kMaxChain});
+    }
   const auto t = median_us(control_, timing_, probes);
   Sweep out;
+  const std::size_t per_size = pingpong ? 2 : 1;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    out.pingpong_us.push_back(t[2 * i]);
-    out.exchange_us.push_back(t[2 * i + 1]);
+    if (pingpong) out.pingpong_us.push_back(t[per_size * i]);
+    out.exchange_us.push_back(t[per_size * i + per_size - 1]);
   }
   return out;
 }
@@ -218,4 +222,4 @@ ComputeBench::Sweep ComputeBench::sweep(const std::vector<std::size_t>& sizes) {
   return out;
 }
 
-}  // namespace arlab::tool
+}  // namespace arlab::calib

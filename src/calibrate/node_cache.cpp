@@ -1,4 +1,4 @@
-#include "calibrate_cache.hpp"
+#include "calibrate/node_cache.hpp"
 
 #include <unistd.h>
 
@@ -7,9 +7,9 @@
 #include <map>
 #include <set>
 
-#include "calibrate_options.hpp"
+#include "calibrate/calibration.hpp"
 
-namespace arlab::tool {
+namespace arlab::calib {
 namespace {
 
 std::string first_line(const std::filesystem::path& p) {
@@ -77,4 +77,4 @@ NodeCache node_cache() {
   return c;
 }
 
-}  // namespace arlab::tool
+}  // namespace arlab::calib

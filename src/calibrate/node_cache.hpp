@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace arlab::tool {
+namespace arlab::calib {
 
 struct NodeCache {
   double bytes = 0;    // 0: unknown
@@ -23,4 +23,4 @@ NodeCache read_node_cache(const std::string& cpu_dir);
 // read_node_cache("/sys/devices/system/cpu"), else sysconf's largest level, else bytes = 0.
 NodeCache node_cache();
 
-}  // namespace arlab::tool
+}  // namespace arlab::calib

@@ -1,4 +1,4 @@
-#include "calibrate_run.hpp"
+#include "calibrate/run.hpp"
 
 #include <unistd.h>
 
@@ -10,20 +10,19 @@
 #include <string>
 #include <thread>
 
-#include "calibrate_cache.hpp"
-#include "calibrate_measure.hpp"
-#include "calibrate_report.hpp"
+#include "calibrate/node_cache.hpp"
+#include "calibrate/measure.hpp"
 #include "transport/mpi_transport.hpp"
 #ifdef ARLAB_HAVE_UCX
 #include "transport/ucx_transports.hpp"
 #endif
 
-namespace arlab::tool {
+namespace arlab::calib {
 namespace {
 
 constexpr std::size_t kStreamChunk = std::size_t{256} << 10;  // the executor's default chunk
 
-std::unique_ptr<detail::Transport> make_transport(const CalibrateOptions& o, MPI_Comm comm, double timeout_s) {
+std::unique_ptr<detail::Transport> make_transport(const Settings& o, MPI_Comm comm, double timeout_s) {
   switch (o.transport) {
     case TransportKind::Mpi: return detail::make_mpi_transport(comm, timeout_s);
 #ifdef ARLAB_HAVE_UCX
@@ -34,6 +33,78 @@ std::unique_ptr<detail::Transport> make_transport(const CalibrateOptions& o, MPI
   }
   throw CalibrateError{1, "transport '" + o.transport_name + "' is not built into this arlab (UCX was not found at build time)"};
 }
+
+std::string mpi_library() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(buf, &len);
+  const std::string s(buf, static_cast<std::size_t>(len));
+  return s.substr(0, std::min(s.find(','), s.find('\n')));
+}
+
+// Ranks 0 and b, `same_node` or not; a send and a receive buffer of n bytes on each.
+LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bool same_node,
+                             const Settings& o, const std::vector<std::size_t>& sizes, double cache_bytes,
+                             int ranks, int per_node) {
+  LinkCalibration l;
+  l.link_class = link_class;
+  l.rank_b = b;
+  l.sizes = sizes;
+  l.cpu_copies = same_node;  // processes of one node share memory: their CPUs copy the messages
+  // Ranks exchanging at once: the pair, or with --all-pairs every rank r with a pair r +- b
+  // (LinkBench::sweep); node 0's of them share its cache, each with a send and a receive buffer.
+  int on_node = same_node ? 2 : 1;
+  l.active_ranks = 2;
+  if (o.all_pairs) {
+    l.active_ranks = on_node = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const int peer = (r / b) % 2 == 0 ? r + b : r - b;
+      if (peer >= ranks) continue;
+      ++l.active_ranks;
+      if (r < per_node) ++on_node;
+    }
+  }
+  for (std::size_t n : sizes) l.working_set.push_back(on_node * 2.0 * static_cast<double>(n));
+  auto sweep = bench.sweep(0, b, sizes, o.all_pairs, o.comparisons);
+  l.pingpong_us = std::move(sweep.pingpong_us);
+  l.exchange_us = std::move(sweep.exchange_us);
+  const auto run_cost = bench.run_cost(0, b, sizes.front(), o.all_pairs);
+  l.separate_run_us = run_cost.separate_us;
+  l.chained_run_us = run_cost.chained_us;
+  const std::vector<double> x(sizes.begin(), sizes.end());
+  if (!l.pingpong_us.empty()) l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
+  l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes, true);
+  if (!o.comparisons) return l;
+  l.stream_chunk = std::min(kStreamChunk, o.max_bytes);
+  l.stream_count = std::max<std::size_t>(1, o.max_bytes / l.stream_chunk);
+  const auto stream = bench.stream(0, b, l.stream_chunk, l.stream_count);
+  l.stream_one_way_GBps = stream.one_way_GBps;
+  l.stream_both_ways_GBps = stream.both_ways_GBps;
+  return l;
+}
+
+// Every rank at once; the `per_node` ranks of a node share its cache: out = a + b touches 3n
+// bytes per rank, a copy 2n.
+ComputeCalibration measure_compute(ComputeBench& bench, const Settings& o, int ranks, int per_node,
+                                   double cache_bytes) {
+  ComputeCalibration k;
+  k.sizes = calibrate_sizes(o, sizeof(float));
+  k.concurrent_ranks = ranks;
+  k.ranks_per_node = per_node;
+  for (std::size_t n : k.sizes) {
+    k.reduce_working_set.push_back(3.0 * per_node * static_cast<double>(n));
+    k.copy_working_set.push_back(2.0 * per_node * static_cast<double>(n));
+  }
+  auto sweep = bench.sweep(k.sizes);
+  k.reduce_us = std::move(sweep.reduce_us);
+  k.copy_us = std::move(sweep.copy_us);
+  const std::vector<double> x(k.sizes.begin(), k.sizes.end());
+  k.reduce = fit_regimes(x, k.reduce_us, k.reduce_working_set, cache_bytes);
+  k.copy = fit_regimes(x, k.copy_us, k.copy_working_set, cache_bytes);
+  return k;
+}
+
+}  // namespace
 
 std::string host_name() {
   char buf[256] = {};
@@ -61,78 +132,7 @@ std::string utc_now() {
   return buf;
 }
 
-std::string mpi_library() {
-  char buf[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(buf, &len);
-  const std::string s(buf, static_cast<std::size_t>(len));
-  return s.substr(0, std::min(s.find(','), s.find('\n')));
-}
-
-// Ranks 0 and b, `same_node` or not; a send and a receive buffer of n bytes on each.
-LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bool same_node,
-                             const CalibrateOptions& o, const std::vector<std::size_t>& sizes, double cache_bytes,
-                             int ranks, int per_node) {
-  LinkCalibration l;
-  l.link_class = link_class;
-  l.rank_b = b;
-  l.sizes = sizes;
-  l.cpu_copies = same_node;  // processes of one node share memory: their CPUs copy the messages
-  // Ranks exchanging at once: the pair, or with --all-pairs every rank r with a pair r +- b
-  // (LinkBench::sweep); node 0's of them share its cache, each with a send and a receive buffer.
-  int on_node = same_node ? 2 : 1;
-  l.active_ranks = 2;
-  if (o.all_pairs) {
-    l.active_ranks = on_node = 0;
-    for (int r = 0; r < ranks; ++r) {
-      const int peer = (r / b) % 2 == 0 ? r + b : r - b;
-      if (peer >= ranks) continue;
-      ++l.active_ranks;
-      if (r < per_node) ++on_node;
-    }
-  }
-  for (std::size_t n : sizes) l.working_set.push_back(on_node * 2.0 * static_cast<double>(n));
-  auto sweep = bench.sweep(0, b, sizes, o.all_pairs);
-  l.pingpong_us = std::move(sweep.pingpong_us);
-  l.exchange_us = std::move(sweep.exchange_us);
-  const auto run_cost = bench.run_cost(0, b, sizes.front(), o.all_pairs);
-  l.separate_run_us = run_cost.separate_us;
-  l.chained_run_us = run_cost.chained_us;
-  const std::vector<double> x(sizes.begin(), sizes.end());
-  l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
-  l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes, true);
-  l.stream_chunk = std::min(kStreamChunk, o.max_bytes);
-  l.stream_count = std::max<std::size_t>(1, o.max_bytes / l.stream_chunk);
-  const auto stream = bench.stream(0, b, l.stream_chunk, l.stream_count);
-  l.stream_one_way_GBps = stream.one_way_GBps;
-  l.stream_both_ways_GBps = stream.both_ways_GBps;
-  return l;
-}
-
-// Every rank at once; the `per_node` ranks of a node share its cache: out = a + b touches 3n
-// bytes per rank, a copy 2n.
-ComputeCalibration measure_compute(ComputeBench& bench, const CalibrateOptions& o, int ranks, int per_node,
-                                   double cache_bytes) {
-  ComputeCalibration k;
-  k.sizes = calibrate_sizes(o, sizeof(float));
-  k.concurrent_ranks = ranks;
-  k.ranks_per_node = per_node;
-  for (std::size_t n : k.sizes) {
-    k.reduce_working_set.push_back(3.0 * per_node * static_cast<double>(n));
-    k.copy_working_set.push_back(2.0 * per_node * static_cast<double>(n));
-  }
-  auto sweep = bench.sweep(k.sizes);
-  k.reduce_us = std::move(sweep.reduce_us);
-  k.copy_us = std::move(sweep.copy_us);
-  const std::vector<double> x(k.sizes.begin(), k.sizes.end());
-  k.reduce = fit_regimes(x, k.reduce_us, k.reduce_working_set, cache_bytes);
-  k.copy = fit_regimes(x, k.copy_us, k.copy_working_set, cache_bytes);
-  return k;
-}
-
-}  // namespace
-
-Calibration calibrate(const CalibrateOptions& o, MPI_Comm world, const std::string& command, std::FILE* out) {
+Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& command, const Observer& observe) {
   int rank = 0, size = 1;
   MPI_Comm_rank(world, &rank);
   MPI_Comm_size(world, &size);
@@ -167,21 +167,20 @@ Calibration calibrate(const CalibrateOptions& o, MPI_Comm world, const std::stri
   MPI_Comm control, comm;  // timing collectives, and the transport's own communicator
   MPI_Comm_dup(world, &control);
   MPI_Comm_dup(world, &comm);
-  const double timeout_s = *Options{}.resolved().timeout_s;
+  const double timeout_s = o.timeout_s;
   const Timing timing{o.sample_ms, o.samples};
-  if (rank != 0) out = nullptr;
-  if (out) print_header(out, c);
+  if (observe) observe(Stage::Started, c);
   {
     auto transport = make_transport(o, comm, timeout_s);
     LinkBench bench(*transport, control, timing, o.max_bytes, timeout_s);
     const auto sizes = calibrate_sizes(o);
     if (per_node >= 2) {
       c.intra = measure_link(bench, "intra", 1, true, o, sizes, c.cache_bytes, size, per_node);
-      if (out) print_link(out, c, *c.intra);
+      if (observe) observe(Stage::Link, c);
     }
     if (c.nodes >= 2) {
       c.inter = measure_link(bench, "inter", per_node, false, o, sizes, c.cache_bytes, size, per_node);
-      if (out) print_link(out, c, *c.inter);
+      if (observe) observe(Stage::Link, c);
     }
   }  // the transport's shutdown is collective: every rank is here
   {
@@ -190,11 +189,8 @@ Calibration calibrate(const CalibrateOptions& o, MPI_Comm world, const std::stri
   }
   MPI_Comm_free(&comm);
   MPI_Comm_free(&control);
-  if (out) {
-    print_compute(out, c);
-    print_summary(out, c);
-  }
+  if (observe) observe(Stage::Compute, c);
   return c;
 }
 
-}  // namespace arlab::tool
+}  // namespace arlab::calib

@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-namespace arlab::tool {
+namespace arlab::calib {
 
 struct LineFit {
   double intercept = 0;  // us
@@ -69,4 +69,4 @@ struct RegimeFit {
 RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std::span<const double> working_set,
                       double cache_bytes, bool step = false);
 
-}  // namespace arlab::tool
+}  // namespace arlab::calib

@@ -1,12 +1,14 @@
-#include "calibrate_topology.hpp"
+#include "calibrate/calibration.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <limits>
 
-#include "calibrate_options.hpp"
+#include "calibrate/calibration.hpp"
 
-namespace arlab::tool {
+namespace arlab::calib {
 namespace {
 
 std::string format(const char* fmt, ...) {
@@ -61,7 +63,8 @@ std::string link_block(const LinkCalibration& l) {
     o += format("    # Ping-pong, one way: %.3g us at %s; its own fit %.3g us + bytes / %.3g GB/s (%s).\n",
                 l.pingpong_us.front(), size_text(static_cast<double>(l.sizes.front())).c_str(),
                 l.pingpong.in_cache.intercept, GBps(l.pingpong.in_cache.slope), residual(l.pingpong.in_cache).c_str());
-  o += format("    # Streams of %zu x %s messages: %.3g GB/s one way, %.3g GB/s per direction both ways.\n",
+  if (l.stream_count > 0)
+    o += format("    # Streams of %zu x %s messages: %.3g GB/s one way, %.3g GB/s per direction both ways.\n",
               l.stream_count, size_text(static_cast<double>(l.stream_chunk)).c_str(), l.stream_one_way_GBps,
               l.stream_both_ways_GBps);
   o += format("    alpha_us: %.4g\n", l.exchange.in_cache.intercept);
@@ -102,6 +105,36 @@ std::string comment_safe(const std::string& text) {
 
 }  // namespace
 
+std::vector<std::size_t> geometric_sizes(std::size_t min_bytes, std::size_t max_bytes, std::size_t factor,
+                                         std::size_t multiple) {
+  std::vector<std::size_t> out;
+  for (std::size_t b = min_bytes; b <= max_bytes; b *= factor) {
+    const std::size_t bytes = b / multiple * multiple;
+    if (bytes > 0 && (out.empty() || out.back() != bytes)) out.push_back(bytes);
+    if (b > std::numeric_limits<std::size_t>::max() / factor) break;
+  }
+  return out;
+}
+
+std::vector<std::size_t> calibrate_sizes(const Settings& o, std::size_t multiple) {
+  return geometric_sizes(o.min_bytes, o.max_bytes, o.factor, multiple);
+}
+
+std::string size_text(double bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0 || std::fabs(bytes - std::round(bytes)) < 0.05)
+    std::snprintf(buf, sizeof buf, "%.0f %s", bytes, kUnits[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", bytes, kUnits[u]);
+  return buf;
+}
+
 double GBps(double us_per_byte) { return 1e-3 / us_per_byte; }
 
 bool Calibration::two_regimes() const {
@@ -118,7 +151,7 @@ double Calibration::call_overhead_us() const {
 
 std::string topology_yaml(const Calibration& c) {
   std::string o;
-  o += "# Calibrated by arlab-calibrate on host '" + comment_safe(c.host) + "' at " + c.when + ":\n";
+  o += "# Calibrated on host '" + comment_safe(c.host) + "' at " + c.when + " by:\n";
   o += "#   " + comment_safe(c.command) + "\n";
   o += format("# %d ranks, %d node(s) x %d ranks per node, transport %s (%s); CPU: %s.\n", c.ranks, c.nodes,
               c.ranks_per_node, c.transport.c_str(), comment_safe(c.mpi_library).c_str(), comment_safe(c.cpu).c_str());
@@ -126,9 +159,9 @@ std::string topology_yaml(const Calibration& c) {
        "# and compute measurements made through arlab's own executor, transport and CPU reducer; none is\n"
        "# fitted to all-reduce results. Each time is the median of " +
        std::to_string(c.samples) + format(" samples of about %g ms.\n", c.sample_ms) +
-       "# Rerun arlab-calibrate to refresh it; docs/model.md says how it measures.\n";
+       "# Rerun arlab-calibrate (or ARLAB_CALIBRATE=force) to refresh it; docs/model.md says how it measures.\n";
   o += "name: \"" + c.name + "\"\n";
-  o += format("description: \"calibrated by arlab-calibrate: %d ranks over %s on %s\"\n", c.ranks,
+  o += format("description: \"calibrated: %d ranks over %s on %s\"\n", c.ranks,
               c.transport.c_str(), c.host.c_str());
   o += format("nodes: %d\nranks_per_node: %d\n", c.nodes, c.ranks_per_node);
   if (c.two_regimes()) {
@@ -153,4 +186,4 @@ std::string topology_yaml(const Calibration& c) {
   return o;
 }
 
-}  // namespace arlab::tool
+}  // namespace arlab::calib

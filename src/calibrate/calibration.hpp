@@ -1,6 +1,8 @@
-// arlab-calibrate's results, and the topology file they become (the format of
-// src/model/topology.cpp, docs/model.md), with comments saying when, where and how each number
-// was measured and how well its fit holds.
+// A calibration: what to measure (Settings), what was measured and fitted (Calibration), and
+// the topology file it becomes (the format of src/model/topology.cpp, docs/model.md), with
+// comments saying when, where and how each number was measured and how well its fit holds.
+// arlab-calibrate and the communicators' self-calibration (calibrate/self_calibration.hpp)
+// share all of it.
 #pragma once
 
 #include <cstddef>
@@ -8,9 +10,37 @@
 #include <string>
 #include <vector>
 
-#include "calibrate_fit.hpp"
+#include "arlab/arlab.hpp"
+#include "calibrate/fit.hpp"
 
-namespace arlab::tool {
+namespace arlab::calib {
+
+// What a calibration measures, and how long it samples.
+struct Settings {
+  TransportKind transport = TransportKind::Mpi;
+  std::string transport_name = "mpi";
+  int ranks_per_node = 0;                  // 0: every rank on one node
+  std::size_t min_bytes = 8;               // sizes MIN, MIN*FACTOR, ... <= MAX
+  std::size_t max_bytes = std::size_t{64} << 20;
+  std::size_t factor = 4;
+  std::string name;                        // the machine's name; "": the host name
+  std::optional<std::size_t> cache_bytes;  // none: the node's cache from sysfs; 0: one regime
+  bool quick = false;                      // few sizes, short samples (tests)
+  bool all_pairs = false;                  // every rank exchanges with its pair at once
+  bool comparisons = true;                 // also ping-pong and streams (printed, not fitted)
+  double sample_ms = 20;                   // target length of one timed sample
+  int samples = 5;                         // timed samples per size (the median is kept)
+  double timeout_s = 300;                  // a message that waits longer fails
+};
+
+// MIN, MIN*FACTOR, ... <= MAX; with `multiple` > 1, rounded down to multiples of it, zeros and
+// repeats dropped.
+std::vector<std::size_t> calibrate_sizes(const Settings&, std::size_t multiple = 1);
+std::vector<std::size_t> geometric_sizes(std::size_t min_bytes, std::size_t max_bytes, std::size_t factor,
+                                         std::size_t multiple);
+
+// 8 -> "8 B", 4096 -> "4 KiB", 1 << 26 -> "64 MiB", 1.5 MiB -> "1.5 MiB".
+std::string size_text(double bytes);
 
 // Working sets (bytes the measured ranks of the busiest node touch, compared with the cache):
 // an exchange or ping-pong of n bytes uses a send and a receive buffer of n on each of the two
@@ -67,4 +97,4 @@ double GBps(double us_per_byte);
 // The topology file: YAML that load_topology() accepts, every number with its provenance.
 std::string topology_yaml(const Calibration&);
 
-}  // namespace arlab::tool
+}  // namespace arlab::calib

@@ -1,10 +1,10 @@
-#include "calibrate_fit.hpp"
+#include "calibrate/fit.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-namespace arlab::tool {
+namespace arlab::calib {
 
 namespace {
 
@@ -158,4 +158,4 @@ RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std:
   return r;
 }
 
-}  // namespace arlab::tool
+}  // namespace arlab::calib

@@ -20,7 +20,7 @@
 #include "reduce/reducer.hpp"
 #include "transport/transport.hpp"
 
-namespace arlab::tool {
+namespace arlab::calib {
 
 struct Timing {
   double sample_ms = 20;  // iterations per sample are chosen to last about this long
@@ -40,7 +40,8 @@ class LinkBench {
   // With `all_pairs`, every rank runs the pattern with its pair at once: pairs are ranks r and
   // r + (b - a) for r in even blocks of b - a ranks (r and r + 1 for b - a = 1), a rank without
   // a pair idles; the time is still the slowest rank's.
-  Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false);
+  // Without `pingpong`, exchanges only (pingpong_us stays empty).
+  Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false, bool pingpong = true);
 
   // What an executor run costs beyond its messages (starting and finishing one call of the
   // executor and transport): exchanges of `bytes` one per run, runs back to back, against
@@ -88,4 +89,4 @@ class ComputeBench {
   std::vector<float> a_, b_, out_;
 };
 
-}  // namespace arlab::tool
+}  // namespace arlab::calib

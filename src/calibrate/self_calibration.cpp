@@ -1,0 +1,163 @@
+#include "calibrate/self_calibration.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "calibrate/machine_cache.hpp"
+#include "calibrate/run.hpp"
+#include "model/topology.hpp"
+
+namespace arlab::calib {
+namespace {
+
+constexpr const char* kBuiltIn = "the built-in description";
+
+void say(const Options& o, LogLevel level, int rank, const std::string& text) {
+  if (rank == 0 && *o.log_level >= level)
+    std::fprintf(stderr, "arlab %s: %s\n", level == LogLevel::Warn ? "WARN" : "INFO", text.c_str());
+}
+
+// Every rank arrives, or Error(Timeout) after the timeout: a rank that calls plan() alone must
+// not wait forever in the collectives below.
+void meet(MPI_Comm comm, double timeout_s) {
+  MPI_Request req;
+  MPI_Ibarrier(comm, &req);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (int done = 0, spins = 0;; ++spins) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw Error(Error::Code::Timeout,
+                  "arlab: waited " + std::to_string(timeout_s) +
+                      " s for the other ranks to choose Auto's machine: a communicator's first Auto call or "
+                      "plan() finds the machine collectively (cache or measurement), so every rank must make it");
+    if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// Ranks per node when the nodes hold equal blocks of consecutive ranks (block placement, as
+// the calibration and the model place them), else 0.
+int block_ranks_per_node(MPI_Comm comm, int rank, int size) {
+  MPI_Comm local;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  int local_rank = 0, local_size = 1, first = rank;
+  MPI_Comm_rank(local, &local_rank);
+  MPI_Comm_size(local, &local_size);
+  MPI_Allreduce(&rank, &first, 1, MPI_INT, MPI_MIN, local);
+  MPI_Comm_free(&local);
+  int mine[2] = {local_size, rank == first + local_rank && first % local_size == 0 ? 1 : 0}, lo[2], hi[2];
+  MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, comm);
+  MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, comm);
+  return lo[0] == hi[0] && lo[1] == 1 && size % lo[0] == 0 ? lo[0] : 0;
+}
+
+void broadcast(MPI_Comm comm, std::string& text) {
+  unsigned long long n = text.size();
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+  text.resize(n);
+  MPI_Bcast(text.data(), static_cast<int>(n), MPI_CHAR, 0, comm);
+}
+
+}  // namespace
+
+Settings self_calibration_settings(TransportKind transport, int ranks_per_node, double timeout_s) {
+  Settings s;
+  s.transport = transport;
+  s.transport_name = to_string(transport);
+  s.ranks_per_node = ranks_per_node;
+  s.all_pairs = true;     // as an all-reduce's steps run, also with more ranks than cores
+  s.comparisons = false;  // ping-pong and streams are only printed by arlab-calibrate
+  s.name = host_name();
+  s.timeout_s = timeout_s;
+  return s;
+}
+
+FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(user_comm, &rank);
+  MPI_Comm_size(user_comm, &size);
+  if (*o.self_calibration == SelfCalibration::Off)
+    return {detail::Machine::local_default(), std::string(kBuiltIn) + " (ARLAB_CALIBRATE=0)"};
+  if (size < 2) return {detail::Machine::local_default(), std::string(kBuiltIn) + " (one rank: nothing to measure)"};
+
+  meet(user_comm, *o.timeout_s);
+  MPI_Comm comm;
+  MPI_Comm_dup(user_comm, &comm);
+  struct Free {
+    MPI_Comm& c;
+    ~Free() { MPI_Comm_free(&c); }
+  } free_comm{comm};
+
+  const int per_node = block_ranks_per_node(comm, rank, size);
+  if (per_node == 0) {
+    say(o, LogLevel::Warn, rank, "the ranks are not placed in equal blocks of consecutive ranks per node, which the "
+                                 "calibration needs: Auto uses the built-in description");
+    return {detail::Machine::local_default(), std::string(kBuiltIn) + " (ranks not in equal blocks per node)"};
+  }
+  const CacheKey key = CacheKey::here(to_string(*o.transport), per_node, size / per_node);
+  const std::optional<std::string> dir = cache_dir(o.cache_dir);
+
+  // Rank 0: the cached text, or nothing (measure). The lock, held until the new file is
+  // written, makes a second job on this host wait for the first one's measurement.
+  std::string yaml, source;
+  std::optional<CacheLock> lock;
+  int measure = 0;
+  if (rank == 0) {
+    const std::string path = dir ? *dir + "/" + key.file_name() : "";
+    if (dir) lock.emplace(path, *o.timeout_s / 2);
+    if (*o.self_calibration == SelfCalibration::Force) {
+      measure = 1;
+    } else if (!dir) {
+      measure = 1;
+    } else {
+      const CacheRead got = read_cache(path, key);
+      if (got.yaml) {
+        yaml = *got.yaml;
+        source = "from the cache " + path + " (written " + got.when + ")";
+      } else {
+        if (!got.problem.empty())
+          say(o, LogLevel::Warn, rank, "ignoring the cached calibration " + path + ": " + got.problem + "; measuring again");
+        measure = 1;
+      }
+    }
+    if (measure)
+      say(o, LogLevel::Info, rank,
+          "calibrating this machine for Auto's cost model over " + key.transport + " (" + key.text() +
+              "; once, a few seconds" + (dir ? ", then cached in " + path : ", not cached: no HOME or cache directory") +
+              (*o.self_calibration == SelfCalibration::Force ? "; ARLAB_CALIBRATE=force" : "") + ")");
+  }
+  MPI_Bcast(&measure, 1, MPI_INT, 0, comm);
+  if (!measure) lock.reset();
+
+  if (measure) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Calibration c = calibrate(self_calibration_settings(*o.transport, per_node, *o.timeout_s), comm,
+                                    "arlab " + std::string(version()) + " self-calibration (a communicator's first Auto "
+                                    "call or plan(), no topology file)");
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rank == 0) {
+      yaml = topology_yaml(c);
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%.1f s", took);
+      source = "calibrated now over " + key.transport + " in " + secs;
+      if (dir) {
+        const std::string path = *dir + "/" + key.file_name();
+        if (const std::string problem = write_cache(path, key, yaml); problem.empty())
+          source += ", cached in " + path;
+        else
+          say(o, LogLevel::Warn, rank, "the calibration is not cached: " + problem);
+      }
+      say(o, LogLevel::Info, rank, "machine " + source);
+    }
+    lock.reset();
+  }
+  broadcast(comm, yaml);
+  broadcast(comm, source);
+  detail::Machine m = detail::parse_topology(yaml, key.file_name());
+  m.source = source;
+  std::string said = "'" + m.name + "', " + source;
+  return {std::move(m), std::move(said)};
+}
+
+}  // namespace arlab::calib

@@ -1,0 +1,38 @@
+// A communicator's machine for Auto when no topology file is given: this machine's calibration,
+// read from the cache (machine_cache.hpp) or measured once by every rank together and cached,
+// or the built-in description (ARLAB_CALIBRATE=0). Rank 0 reads or writes the cache and
+// broadcasts the text, so every rank walks the same machine and never disagrees on a pick.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "arlab/arlab.hpp"
+#include "calibrate/calibration.hpp"
+#include "model/machine.hpp"
+
+namespace arlab::calib {
+
+struct FoundMachine {
+  detail::Machine machine;
+  // Where it came from, for Plan::machine and the bench's header: "'vm', calibrated now over
+  // mpi in 2.9 s and cached in /root/.cache/arlab/vm-mpi-2x1.yaml", "'vm' from the cache
+  // /root/.cache/arlab/vm-mpi-2x1.yaml (written 2026-12-03 19:02 UTC)", "the built-in
+  // description (ARLAB_CALIBRATE=0)".
+  std::string source;
+};
+
+// Collective over `comm` (every rank calls it, in the same order as the communicator's other
+// collectives). `options` resolved, without a topology. First every rank waits, at most the
+// timeout, for the others to arrive (an Error(Timeout) says that the first Auto call or plan()
+// is collective); then the placement (ranks per node, from MPI's shared-memory split), the
+// cache, and if need be the measurement. Problems with the cache are warnings (at
+// LogLevel::Warn) and lead to a new measurement; the measurement's own failures throw.
+FoundMachine find_machine(MPI_Comm comm, const Options& options);
+
+// The settings of the self-calibration: arlab-calibrate --all-pairs without its comparisons
+// (ping-pong, streams), sampled for about 3 s at 2 to 4 ranks.
+Settings self_calibration_settings(TransportKind transport, int ranks_per_node, double timeout_s);
+
+}  // namespace arlab::calib

@@ -1,0 +1,195 @@
+// Self-calibration under mpirun (src/calibrate/self_calibration.hpp): an empty cache directory
+// is filled by the first communicator's first Auto call, later communicators read the file,
+// every rank walks the same machine, ARLAB_CALIBRATE's modes, a corrupt file measured again,
+// and all of it interleaved with the user's own MPI calls and several live communicators.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "arlab/arlab.hpp"
+
+namespace {
+
+using arlab::Algorithm;
+using arlab::DataType;
+using arlab::ReduceOp;
+using arlab::SelfCalibration;
+namespace fs = std::filesystem;
+
+bool everywhere(bool ok) {
+  int mine = ok, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all;
+}
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// A fresh directory named by rank 0 for every rank (one host: all see it).
+std::string fresh_dir() {
+  std::string path(256, '\0');
+  if (world_rank() == 0) {
+    std::string t = (fs::temp_directory_path() / "arlab-calibration-test-XXXXXX").string();
+    path = mkdtemp(t.data());
+    path.resize(256, '\0');
+  }
+  MPI_Bcast(path.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return path.c_str();
+}
+
+std::vector<fs::path> yaml_files(const std::string& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  return out;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+arlab::Options options(const std::string& dir, SelfCalibration mode = SelfCalibration::Cached) {
+  arlab::Options o;
+  o.cache_dir = dir;
+  o.self_calibration = mode;
+  o.timeout_s = 60;
+  return o;
+}
+
+// The same plan on every rank: the pick and every prediction, to the bit.
+bool same_everywhere(const arlab::Plan& plan) {
+  std::vector<double> mine{static_cast<double>(plan.algorithm)};
+  for (const auto& c : plan.candidates) mine.insert(mine.end(), {static_cast<double>(c.algorithm), c.predicted_us});
+  std::vector<double> lo(mine.size()), hi(mine.size());
+  MPI_Allreduce(mine.data(), lo.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(mine.data(), hi.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+
+std::vector<double> predictions(const arlab::Plan& plan) {
+  std::vector<double> out;
+  for (const auto& c : plan.candidates) out.push_back(c.predicted_us);
+  return out;
+}
+
+// A user's loop: arlab calls of varying sizes, plain MPI between them; the first Auto call
+// calibrates. Returns whether every result was exact on every rank.
+bool user_loop(arlab::Communicator& comm, int calls) {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  bool ok = true;
+  for (int i = 0; i < calls; ++i) {
+    const std::size_t count = std::size_t{1} << (3 + 3 * (i % 5));  // 8 .. 32768 elements
+    std::vector<float> x(count, static_cast<float>(world_rank() + 1));
+    comm.allreduce(x.data(), x.data(), count, DataType::Float32, ReduceOp::Sum);
+    ok = ok && x.front() == static_cast<float>(p * (p + 1) / 2) && x.back() == x.front();
+    int token = i, sum = 0;
+    MPI_Allreduce(&token, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);  // the user's own traffic
+    ok = ok && sum == i * p;
+  }
+  return everywhere(ok);
+}
+
+TEST(Calibration, EmptyCacheIsFilledOnceThenRead) {
+  const std::string dir = fresh_dir();
+  arlab::Communicator first(MPI_COMM_WORLD, options(dir));
+  EXPECT_TRUE(everywhere(yaml_files(dir).empty()));  // nothing measured before the model is needed
+  EXPECT_TRUE(user_loop(first, 10));                   // the first Auto call measures
+  const arlab::Plan measured = first.plan(1 << 20, DataType::Float32);
+  EXPECT_NE(measured.machine.find("calibrated now over"), std::string::npos) << measured.machine;
+  EXPECT_NE(measured.reason.find(measured.machine), std::string::npos) << measured.reason;
+  EXPECT_TRUE(same_everywhere(measured));
+  const auto files = yaml_files(dir);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(measured.machine.find(files.front().string()), std::string::npos);
+  const std::string text = slurp(files.front());
+
+  // Another communicator, alive beside the first: the file, not a new measurement.
+  arlab::Communicator second(MPI_COMM_WORLD, options(dir));
+  const arlab::Plan cached = second.plan(1 << 20, DataType::Float32);
+  EXPECT_NE(cached.machine.find("from the cache " + files.front().string()), std::string::npos) << cached.machine;
+  EXPECT_TRUE(same_everywhere(cached));
+  EXPECT_EQ(predictions(cached), predictions(measured));  // the same machine, to the bit
+  EXPECT_EQ(slurp(files.front()), text);                  // not rewritten
+  EXPECT_TRUE(user_loop(second, 5));
+  EXPECT_TRUE(user_loop(first, 5));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) fs::remove_all(dir);
+}
+
+TEST(Calibration, OffUsesTheBuiltInDescriptionAndWritesNothing) {
+  const std::string dir = fresh_dir();
+  arlab::Communicator comm(MPI_COMM_WORLD, options(dir, SelfCalibration::Off));
+  EXPECT_TRUE(user_loop(comm, 5));
+  const arlab::Plan plan = comm.plan(1024, DataType::Float32);
+  EXPECT_NE(plan.machine.find("the built-in description (ARLAB_CALIBRATE=0)"), std::string::npos) << plan.machine;
+  EXPECT_TRUE(everywhere(yaml_files(dir).empty()));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) fs::remove_all(dir);
+}
+
+TEST(Calibration, ForceMeasuresAgainAndReplacesTheFile) {
+  const std::string dir = fresh_dir();
+  {
+    arlab::Communicator comm(MPI_COMM_WORLD, options(dir));
+    comm.plan(8, DataType::Float32);
+  }
+  arlab::Communicator comm(MPI_COMM_WORLD, options(dir, SelfCalibration::Force));
+  const arlab::Plan plan = comm.plan(8, DataType::Float32);
+  EXPECT_NE(plan.machine.find("calibrated now over"), std::string::npos) << plan.machine;
+  EXPECT_TRUE(same_everywhere(plan));
+  EXPECT_TRUE(everywhere(yaml_files(dir).size() == 1));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) fs::remove_all(dir);
+}
+
+TEST(Calibration, CorruptOrForeignFileIsMeasuredAgain) {
+  const std::string dir = fresh_dir();
+  {
+    arlab::Communicator comm(MPI_COMM_WORLD, options(dir));
+    comm.plan(8, DataType::Float32);
+  }
+  const fs::path file = yaml_files(dir).front();
+  const std::string good = slurp(file);
+  for (const std::string& bad : {good.substr(0, good.size() / 3),
+                                 "# arlab machine cache, written 2026-01-01 00:00 UTC\n# key: arlab 0.0.1 | host x\n" +
+                                     good.substr(good.find("\n", good.find("\n") + 1) + 1)}) {
+    if (world_rank() == 0) std::ofstream(file) << bad;
+    MPI_Barrier(MPI_COMM_WORLD);
+    arlab::Communicator comm(MPI_COMM_WORLD, options(dir));
+    const arlab::Plan plan = comm.plan(8, DataType::Float32);
+    EXPECT_NE(plan.machine.find("calibrated now over"), std::string::npos) << plan.machine;
+    EXPECT_TRUE(same_everywhere(plan));
+    arlab::Communicator again(MPI_COMM_WORLD, options(dir));  // the file is whole again
+    EXPECT_NE(again.plan(8, DataType::Float32).machine.find("from the cache"), std::string::npos);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) fs::remove_all(dir);
+}
+
+TEST(Calibration, ExplicitAlgorithmsNeverMeasure) {
+  const std::string dir = fresh_dir();
+  arlab::Communicator comm(MPI_COMM_WORLD, options(dir));
+  std::vector<int> x(1000, 1);
+  for (Algorithm a : {Algorithm::Ring, Algorithm::RecursiveDoubling, Algorithm::Mpi})
+    comm.allreduce(x.data(), x.data(), x.size(), DataType::Int32, ReduceOp::Sum, a);
+  EXPECT_TRUE(everywhere(yaml_files(dir).empty()));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) fs::remove_all(dir);
+}
+
+}  // namespace
