@@ -53,7 +53,7 @@ std::vector<std::pair<std::string, std::string>> record(const Line& l, const Sec
           {"dtype", json_string(to_string(l.dtype))},
           {"op", json_string(to_string(l.op))},
           {"algorithm", json_string(to_string(l.algorithm))},
-          {"pick", json_string(to_string(l.pick.value_or(l.algorithm)))},
+          {"pick", json_string(to_string(pick(l, in_place).value_or(l.algorithm)))},
           {"transport", json_string(transport_label(l))},
           {"ranks", std::to_string(l.ranks)},
           {"inplace", in_place ? "true" : "false"},
@@ -65,8 +65,8 @@ std::vector<std::pair<std::string, std::string>> record(const Line& l, const Sec
           {"algbw_GBps", number(s.algbw_GBps)},
           {"busbw_GBps", number(s.busbw_GBps)},
           {"wrong", s.wrong ? std::to_string(*s.wrong) : std::string("null")},
-          {"predicted_us", opt(l.predicted_us)},
-          {"err_pct", opt(err_pct(l, s))}};
+          {"predicted_us", opt(predicted(l, in_place))},
+          {"err_pct", opt(err_pct(l, s, in_place))}};
 }
 
 template <class F>

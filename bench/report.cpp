@@ -6,10 +6,11 @@ namespace arlab::bench {
 namespace {
 
 // Column widths. The first column gives one character to the heading's leading '#'.
-constexpr int kSize = 12, kCount = 11, kType = 9, kOp = 6, kTransport = 10, kAlgo = 25, kPred = 10;
+// Each section has its own prediction (an out-of-place call also copies or reads its input).
+constexpr int kSize = 12, kCount = 11, kType = 9, kOp = 6, kTransport = 10, kAlgo = 38, kPred = 10;
 constexpr int kTime = 10, kBw = 7, kWrong = 7, kErr = 7;
-constexpr int kSectionWidth = kTime + 2 * kBw + kWrong + kErr;
-constexpr int kLeftWidth = kSize + kCount + kType + kOp + kTransport + kAlgo + kPred;
+constexpr int kSectionWidth = kPred + kTime + 2 * kBw + kWrong + kErr;
+constexpr int kLeftWidth = kSize + kCount + kType + kOp + kTransport + kAlgo;
 
 // Right-trimmed, so the heading has no trailing blanks.
 void put_line(std::FILE* out, std::string line) {
@@ -29,11 +30,12 @@ std::string centred(int width, const std::string& title) {
          std::string(static_cast<std::size_t>(pad / 2), ' ');
 }
 
-void section_cells(std::FILE* out, const Line& l, const Section& s) {
+void section_cells(std::FILE* out, const Line& l, const Section& s, bool in_place) {
   const std::string wrong = s.wrong ? std::to_string(*s.wrong) : std::string("N/A");
-  char err[32] = "-";
-  if (auto e = err_pct(l, s)) std::snprintf(err, sizeof err, "%+.1f", *e);
-  std::fprintf(out, "%*.2f%*.2f%*.2f%*s%*s", kTime, s.time_us, kBw, s.algbw_GBps, kBw, s.busbw_GBps,
+  char err[32] = "-", pred[32] = "-";
+  if (auto e = err_pct(l, s, in_place)) std::snprintf(err, sizeof err, "%+.1f", *e);
+  if (const auto& p = predicted(l, in_place)) std::snprintf(pred, sizeof pred, "%.2f", *p);
+  std::fprintf(out, "%*s%*.2f%*.2f%*.2f%*s%*s", kPred, pred, kTime, s.time_us, kBw, s.algbw_GBps, kBw, s.busbw_GBps,
                kWrong, wrong.c_str(), kErr, err);
 }
 
@@ -47,10 +49,12 @@ void print_heading(std::FILE* out, Sections z) {
   if (z.in_place) groups += centred(kSectionWidth, "in-place");
   std::string names(1, '#'), units(1, '#');
   names += cell(kSize - 1, "size") + cell(kCount, "count") + cell(kType, "type") + cell(kOp, "redop") +
-           cell(kTransport, "transport") + cell(kAlgo, "algorithm") + cell(kPred, "pred");
+           cell(kTransport, "transport") + cell(kAlgo, "algorithm");
   units += cell(kSize - 1, "(B)") + cell(kCount, "(elements)") + cell(kType, "") + cell(kOp, "") +
-           cell(kTransport, "") + cell(kAlgo, "") + cell(kPred, "(us)");
+           cell(kTransport, "") + cell(kAlgo, "");
   for (int k = 0; k < sections; ++k) {
+    names += cell(kPred, "pred");
+    units += cell(kPred, "(us)");
     names += cell(kTime, "time") + cell(kBw, "algbw") + cell(kBw, "busbw") + cell(kWrong, "#wrong") + cell(kErr, "err%");
     units += cell(kTime, "(us)") + cell(kBw, "(GB/s)") + cell(kBw, "(GB/s)") + cell(kWrong, "") + cell(kErr, "");
   }
@@ -61,17 +65,14 @@ void print_heading(std::FILE* out, Sections z) {
 }
 
 void print_line(std::FILE* out, const Line& l, Sections z) {
-  char pred[32] = "-";
-  if (l.predicted_us) std::snprintf(pred, sizeof pred, "%.2f", *l.predicted_us);
-  std::fprintf(out, "%*zu%*zu%*s%*s%*s%*s%*s", kSize, l.size, kCount, l.count, kType, to_string(l.dtype).c_str(),
-               kOp, to_string(l.op).c_str(), kTransport, transport_label(l).c_str(), kAlgo, label(l).c_str(),
-               kPred, pred);
+  std::fprintf(out, "%*zu%*zu%*s%*s%*s%*s", kSize, l.size, kCount, l.count, kType, to_string(l.dtype).c_str(),
+               kOp, to_string(l.op).c_str(), kTransport, transport_label(l).c_str(), kAlgo, label(l).c_str());
   if (z.out_of_place) {
-    if (l.out_of_place) section_cells(out, l, *l.out_of_place);
+    if (l.out_of_place) section_cells(out, l, *l.out_of_place, false);
     else std::fprintf(out, "%*s", kSectionWidth, "failed");
   }
   if (z.in_place) {
-    if (l.in_place) section_cells(out, l, *l.in_place);
+    if (l.in_place) section_cells(out, l, *l.in_place, true);
     else std::fprintf(out, "%*s", kSectionWidth, "failed");
   }
   std::fprintf(out, "\n");

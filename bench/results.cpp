@@ -3,17 +3,25 @@
 namespace arlab::bench {
 
 std::string label(const Line& l) {
-  if (l.algorithm == Algorithm::Auto && l.pick) return "auto(" + to_string(*l.pick) + ")";
-  return to_string(l.algorithm);
+  if (l.algorithm != Algorithm::Auto || !(l.pick || l.pick_in_place)) return to_string(l.algorithm);
+  const Algorithm first = l.pick.value_or(*l.pick_in_place), second = l.pick_in_place.value_or(first);
+  return "auto(" + to_string(first) + (second == first ? "" : "/" + to_string(second)) + ")";
 }
+
+const std::optional<double>& predicted(const Line& l, bool in_place) {
+  return in_place ? l.predicted_in_place_us : l.predicted_us;
+}
+
+std::optional<Algorithm> pick(const Line& l, bool in_place) { return in_place ? l.pick_in_place : l.pick; }
 
 bool is_baseline(Algorithm a) { return a == Algorithm::Mpi || a == Algorithm::Nccl; }
 
 std::string transport_label(const Line& l) { return is_baseline(l.algorithm) ? "native" : to_string(l.transport); }
 
-std::optional<double> err_pct(const Line& l, const Section& s) {
-  if (!l.predicted_us || !(s.time_us > 0)) return std::nullopt;
-  return 100.0 * (s.time_us - *l.predicted_us) / s.time_us;
+std::optional<double> err_pct(const Line& l, const Section& s, bool in_place) {
+  const std::optional<double>& pred = predicted(l, in_place);
+  if (!pred || !(s.time_us > 0)) return std::nullopt;
+  return 100.0 * (s.time_us - *pred) / s.time_us;
 }
 
 double algbw_GBps(std::size_t bytes, double time_us) {

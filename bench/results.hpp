@@ -28,11 +28,13 @@ struct Line {
   DataType dtype = DataType::Float32;
   ReduceOp op = ReduceOp::Sum;
   Algorithm algorithm = Algorithm::Auto;  // as asked for
-  std::optional<Algorithm> pick;          // auto only: the algorithm it ran, when known
+  std::optional<Algorithm> pick;          // auto only: the algorithm it ran out of place, when known
+  std::optional<Algorithm> pick_in_place; // and in place (the model may pick another there)
   TransportKind transport = TransportKind::Mpi;  // ignored for baselines
   int ranks = 1;
-  std::optional<double> predicted_us;     // the cost model's time, when it has one
-  std::optional<Algorithm> model_pick;    // the model's fastest algorithm at this size
+  std::optional<double> predicted_us;     // the cost model's time out of place, when it has one
+  std::optional<double> predicted_in_place_us;  // and in place
+  std::optional<Algorithm> model_pick;    // the model's fastest algorithm at this size (out of place)
   std::optional<Section> out_of_place, in_place;
 
   // The section that stands for the line (winners, err% in summaries): out of place if run.
@@ -61,16 +63,22 @@ struct RunInfo {
   std::string timing;                   // one sentence on how times are taken
 };
 
-// "ring", or for auto "auto(ring)" with its pick.
+// "ring", or for auto "auto(ring)" with its pick ("auto(ring/rabenseifner)" when it picks
+// another algorithm in place).
 std::string label(const Line&);
+
+// The section's own prediction and auto's pick there.
+const std::optional<double>& predicted(const Line&, bool in_place);
+std::optional<Algorithm> pick(const Line&, bool in_place);
 
 // The baselines (mpi = MPI_Allreduce, nccl) bring their own communication: they run once per
 // size, not once per arlab transport, and their transport reads "native".
 bool is_baseline(Algorithm);
 std::string transport_label(const Line&);
 
-// 100 * (time - pred) / time for this section (positive: the model is optimistic); absent without a prediction.
-std::optional<double> err_pct(const Line&, const Section&);
+// 100 * (time - pred) / time for this section (`in_place` or not) against its own prediction
+// (positive: the model is optimistic); absent without a prediction.
+std::optional<double> err_pct(const Line&, const Section&, bool in_place);
 
 // size / time in GB/s (1e9 bytes per second); 0 for a non-positive time.
 double algbw_GBps(std::size_t bytes, double time_us);

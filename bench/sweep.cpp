@@ -276,16 +276,18 @@ void Bench::sweep() {
     for (ReduceOp op : o_.ops) {
       const Checker checker(dtype, op, rank_, nranks_);
       for (std::size_t size : sizes_.at(dtype)) {
-        // Rank 0: each transport's prediction, from its communicator's machine.
-        std::map<TransportKind, Plan> plans;
+        // Rank 0: each transport's predictions, out of place and in place, from its
+        // communicator's machine.
+        Plans plans;
         if (rank_ == 0)
-          for (Channel& ch : channels_) {
-            try {
-              plans[ch.kind] = ch.comm->plan(size / size_of(dtype), dtype);
-            } catch (const std::exception&) {
-              // No model for this call: pred shows "-".
+          for (Channel& ch : channels_)
+            for (bool in_place : {false, true}) {
+              try {
+                plans[{ch.kind, in_place}] = ch.comm->plan(size / size_of(dtype), dtype, in_place);
+              } catch (const std::exception&) {
+                // No model for this call: pred shows "-".
+              }
             }
-          }
         measure_size(dtype, op, size, checker, plans);
         write_outputs();
       }
@@ -303,7 +305,7 @@ struct Bench::Pending {
 };
 
 void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Checker& checker,
-                         const std::map<TransportKind, Plan>& plans) {
+                         const Plans& plans) {
   const double weight = step_weight(size);
   const bool sections[] = {o_.out_of_place, o_.in_place};
   const int per_round = int{o_.out_of_place} + int{o_.in_place};
@@ -354,14 +356,10 @@ void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Ch
     }
   }
   if (rank_ != 0) return;
-  for (const Pending& p : pending) {
-    const auto it = plans.find(p.ch->kind);
-    print_pending(p, dtype, op, size, it == plans.end() ? std::nullopt : std::optional<Plan>(it->second));
-  }
+  for (const Pending& p : pending) print_pending(p, dtype, op, size, plans);
 }
 
-void Bench::print_pending(const Pending& p, DataType dtype, ReduceOp op, std::size_t size,
-                          const std::optional<Plan>& plan) {
+void Bench::print_pending(const Pending& p, DataType dtype, ReduceOp op, std::size_t size, const Plans& plans) {
   Line line;
   line.size = size;
   line.count = size / size_of(dtype);
@@ -376,16 +374,22 @@ void Bench::print_pending(const Pending& p, DataType dtype, ReduceOp op, std::si
       (k == 1 ? line.in_place : line.out_of_place) = combine_rounds(p.rounds[k], size, nranks_);
   if (!line.in_place && !line.out_of_place) return;
   const Algorithm a = p.algorithm;
-  if (plan) {
-    line.model_pick = plan->algorithm;
-    if (a == Algorithm::Auto) {
-      line.pick = p.ch->forced.value_or(plan->algorithm);
-      line.predicted_us = predicted_for(*plan, *line.pick);
-    } else {
-      line.predicted_us = predicted_for(*plan, a);
+  for (bool in_place : {false, true}) {
+    std::optional<Algorithm>& pick = in_place ? line.pick_in_place : line.pick;
+    std::optional<double>& pred = in_place ? line.predicted_in_place_us : line.predicted_us;
+    const auto it = plans.find({p.ch->kind, in_place});
+    if (it != plans.end()) {
+      const Plan& plan = it->second;
+      if (!in_place) line.model_pick = plan.algorithm;
+      if (a == Algorithm::Auto) {
+        pick = p.ch->forced.value_or(plan.algorithm);
+        pred = predicted_for(plan, *pick);
+      } else {
+        pred = predicted_for(plan, a);
+      }
+    } else if (a == Algorithm::Auto && p.ch->forced) {
+      pick = p.ch->forced;
     }
-  } else if (a == Algorithm::Auto && p.ch->forced) {
-    line.pick = p.ch->forced;
   }
   progress_.clear();
   print_line(stdout, line, Sections{o_.out_of_place, o_.in_place});

@@ -71,10 +71,9 @@ class Bench {
   struct Pending;
   // One size: every line (transport x algorithm; the baselines once) in o_.rounds interleaved
   // rounds, each running the line's sections in turn; then rank 0 prints the lines.
-  void measure_size(DataType dtype, ReduceOp op, std::size_t size, const Checker& checker,
-                    const std::map<TransportKind, Plan>& plans);
-  void print_pending(const Pending& p, DataType dtype, ReduceOp op, std::size_t size,
-                     const std::optional<Plan>& plan);
+  using Plans = std::map<std::pair<TransportKind, bool>, Plan>;  // (transport, in place) -> plan
+  void measure_size(DataType dtype, ReduceOp op, std::size_t size, const Checker& checker, const Plans& plans);
+  void print_pending(const Pending& p, DataType dtype, ReduceOp op, std::size_t size, const Plans& plans);
   void drop(Channel& ch, Algorithm a, std::size_t size, const Failure& f);
   void write_outputs();
   int finish(std::optional<double> min_busbw);

@@ -134,7 +134,9 @@ class Communicator {
   // communicator's first plan() or Auto call when it has no topology file: that one finds the
   // machine (reads the cache, or measures it once), collectively, so every rank must make it
   // (a rank left waiting longer than the timeout throws Timeout).
-  Plan plan(std::size_t count, DataType type) const;
+  // `in_place`: for calls with send == recv (an out-of-place call also copies or reads the
+  // input, which the model charges).
+  Plan plan(std::size_t count, DataType type, bool in_place = false) const;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -107,6 +107,8 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
   use(engine_).allreduce(send, recv, count, type, op, algorithm);
 }
 
-Plan Communicator::plan(std::size_t count, DataType type) const { return use(engine_).plan(count, type); }
+Plan Communicator::plan(std::size_t count, DataType type, bool in_place) const {
+  return use(engine_).plan(count, type, in_place);
+}
 
 }  // namespace arlab

@@ -99,7 +99,7 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
   } else {
     const Algorithm requested = algorithm;
     if (algorithm == Algorithm::Auto) algorithm = *options_.algorithm;
-    if (algorithm == Algorithm::Auto) algorithm = choose(count, type);
+    if (algorithm == Algorithm::Auto) algorithm = choose(count, type, in_place);
     if (algorithm == Algorithm::Hierarchical || algorithm == Algorithm::Nccl)
       throw Error(Error::Code::Unavailable,
                   "arlab: algorithm '" + to_string(algorithm) + "' is not available yet in this version");
@@ -153,15 +153,15 @@ const Program& Engine::program(Algorithm algorithm, std::size_t count, std::size
   return *slot;
 }
 
-Plan Engine::plan(std::size_t count, DataType type) const {
+Plan Engine::plan(std::size_t count, DataType type, bool in_place) const {
   if (!valid(type))
     throw Error(Error::Code::InvalidArgument,
                 "arlab::Communicator::plan: unknown data type value " + std::to_string(static_cast<int>(type)));
-  return cached_plan(count, size_of(type));
+  return cached_plan(count, size_of(type), in_place);
 }
 
-const Plan& Engine::cached_plan(std::size_t count, std::size_t elem) const {
-  const auto key = std::make_pair(count, elem);
+const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_place) const {
+  const auto key = std::make_tuple(count, elem, in_place);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   if (plans_.size() >= kCacheLimit) plans_.clear();
   Plan& plan = plans_[key];
@@ -172,7 +172,7 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem) const {
   shape.chunk_bytes = *options_.chunk_bytes;
   std::vector<std::pair<Cost, Algorithm>> costs;
   for (const auto& info : schedule_algorithm_table()) {
-    const Cost c = predict(info, shape, machine());
+    const Cost c = predict(info, shape, machine(), in_place);
     ++model_walks_;
     plan.candidates.push_back({info.id, c.total_us});
     costs.push_back({c, info.id});
@@ -196,17 +196,18 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem) const {
   return plan;
 }
 
-Algorithm Engine::choose(std::size_t count, DataType type) {
-  const Plan& p = cached_plan(count, size_of(type));
+Algorithm Engine::choose(std::size_t count, DataType type, bool in_place) {
+  const Plan& p = cached_plan(count, size_of(type), in_place);
   if (*options_.log_level >= LogLevel::Info && rank() == 0) {
     const std::size_t bytes = count * size_of(type);
     const int size_class = bytes == 0 ? -1 : std::bit_width(bytes);
-    if (logged_classes_.insert({size_class, type}).second) {
+    if (logged_classes_.insert({size_class, type, in_place}).second) {
       const bool second = p.candidates.size() > 1;
       std::fprintf(stderr,
-                   "arlab INFO: allreduce %zu B (%s) on %d ranks of '%s': auto -> %s, predicted %.2f us; "
+                   "arlab INFO: allreduce %zu B (%s, %s) on %d ranks of '%s': auto -> %s, predicted %.2f us; "
                    "runner-up %s, predicted %.2f us (%s)\n",
-                   bytes, to_string(type).c_str(), size(), machine_->name.c_str(), to_string(p.algorithm).c_str(),
+                   bytes, to_string(type).c_str(), in_place ? "in place" : "out of place", size(),
+                   machine_->name.c_str(), to_string(p.algorithm).c_str(),
                    p.predicted_us, second ? to_string(p.candidates[1].algorithm).c_str() : "none",
                    second ? p.candidates[1].predicted_us : 0.0, p.reason.c_str());
     }

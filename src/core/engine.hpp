@@ -43,13 +43,13 @@ class Engine {
 
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  Algorithm algorithm);
-  Plan plan(std::size_t count, DataType type) const;
+  Plan plan(std::size_t count, DataType type, bool in_place = false) const;
 
  private:
   void check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
                        ReduceOp op, Algorithm algorithm) const;
-  Algorithm choose(std::size_t count, DataType type);
-  const Plan& cached_plan(std::size_t count, std::size_t elem) const;
+  Algorithm choose(std::size_t count, DataType type, bool in_place);
+  const Plan& cached_plan(std::size_t count, std::size_t elem, bool in_place) const;
   const Program& program(Algorithm algorithm, std::size_t count, std::size_t elem, bool in_place);
 
   // Declared first, destroyed last: after a failed call, peers may still write into it until
@@ -66,9 +66,9 @@ class Engine {
 
   using ProgramKey = std::tuple<Algorithm, std::size_t, std::size_t, bool>;
   std::map<ProgramKey, std::unique_ptr<Program>> programs_;
-  mutable std::map<std::pair<std::size_t, std::size_t>, Plan> plans_;  // (count, elem) -> plan
+  mutable std::map<std::tuple<std::size_t, std::size_t, bool>, Plan> plans_;  // (count, elem, in place) -> plan
   mutable std::size_t model_walks_ = 0;
-  std::set<std::pair<int, DataType>> logged_classes_;
+  std::set<std::tuple<int, DataType, bool>> logged_classes_;
   // The last call's choice and program: repeated calls of one size skip both lookups.
   struct LastCall {
     Algorithm requested = Algorithm::Nccl;

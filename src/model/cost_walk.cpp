@@ -166,22 +166,23 @@ Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::
 }
 
 double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t count,
-                         std::size_t elem_size) {
+                         std::size_t elem_size, bool in_place) {
   std::vector<double> bytes;
   bytes.reserve(ranks.size());
-  for (const auto& s : ranks) bytes.push_back(static_cast<double>(2 * count + s.scratch_count) * elem_size);
+  const std::size_t buffers = in_place ? 1 : 2;
+  for (const auto& s : ranks) bytes.push_back(static_cast<double>(buffers * count + s.scratch_count) * elem_size);
   return machine.node_working_set(bytes);
 }
 
-Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine) {
+Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, bool in_place) {
   std::vector<Schedule> schedules;
   schedules.reserve(shape.nranks);
   for (int r = 0; r < shape.nranks; ++r) {
     shape.rank = r;
-    schedules.push_back(algo.build(shape));
+    schedules.push_back(in_place ? algo.build(shape) : lower_out_of_place(algo.build(shape), shape.count));
   }
   const Machine rates =
-      machine.at_working_set(working_set_bytes(schedules, machine, shape.count, shape.elem_size));
+      machine.at_working_set(working_set_bytes(schedules, machine, shape.count, shape.elem_size, in_place));
   std::vector<Program> progs;
   progs.reserve(schedules.size());
   for (auto& s : schedules) progs.push_back(compile(std::move(s), shape.nranks));

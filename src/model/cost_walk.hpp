@@ -31,17 +31,20 @@ struct Cost {
 Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t elem_size);
 
 // The bytes one all-reduce of `count` elements keeps in the cache of its busiest node: each
-// rank's input and output (count elements each, out of place) and its schedule's scratch,
+// rank's input and output (count elements each out of place, one buffer in place) and its
+// schedule's scratch,
 // summed over the ranks of a node (Machine::node_working_set). Repeated calls on the same
 // buffers cycle through exactly these; other data the program touches between calls is not
 // counted.
 double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t count,
-                         std::size_t elem_size);
+                         std::size_t elem_size, bool in_place = false);
 
-// Builds every rank's schedule of `algo` for `shape` (rank ignored), picks the machine's rates
-// for the call's working set (Machine::at_working_set: in cache or beyond it) and walks it,
-// adding the machine's call_us once (to the total and the latency term). walk_cost() walks
-// schedules on the rates given, with no regime picked and no call overhead.
-Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine);
+// Builds every rank's schedule of `algo` for `shape` (rank ignored), out of place lowered as
+// the executor runs it (lower_out_of_place: the input is copied or read where the in-place
+// schedule reads its output), picks the machine's rates for the call's working set
+// (Machine::at_working_set: in cache or beyond it) and walks it, adding the machine's call_us
+// once (to the total and the latency term). walk_cost() walks schedules on the rates given,
+// with no regime picked and no call overhead.
+Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, bool in_place = true);
 
 }  // namespace arlab::detail

@@ -140,14 +140,14 @@ TEST(Auto, InfoLogNamesPickAndRunnerUpWithBothTimes) {
   on_threads(2, o, [&](Engine& e, int rank) {
     std::vector<float> v(4096, 1.0f);
     e.allreduce(v.data(), v.data(), v.size(), DataType::Float32, ReduceOp::Sum, Algorithm::Auto);
-    if (rank == 0) plan = e.plan(v.size(), DataType::Float32);
+    if (rank == 0) plan = e.plan(v.size(), DataType::Float32, /*in_place=*/true);
   });
   const std::string log = testing::internal::GetCapturedStderr();
   ASSERT_GE(plan.candidates.size(), 2u);
   char times[128];
   std::snprintf(times, sizeof times, "predicted %.2f us; runner-up %s, predicted %.2f us", plan.predicted_us,
                 to_string(plan.candidates[1].algorithm).c_str(), plan.candidates[1].predicted_us);
-  EXPECT_NE(log.find("arlab INFO: allreduce 16384 B (float) on 2 ranks of 'local': auto -> " +
+  EXPECT_NE(log.find("arlab INFO: allreduce 16384 B (float, in place) on 2 ranks of 'local': auto -> " +
                      to_string(plan.algorithm)),
             std::string::npos)
       << log;

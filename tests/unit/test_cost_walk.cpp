@@ -125,7 +125,7 @@ TEST(CostWalk, BeyondTheCacheTheSlowerRatesApply) {
 TEST(CostWalk, TheRegimeChangesWhereTheWorkingSetReachesTheCache) {
   const Shape s = unpipelined(4, 1 << 16);
   const AlgorithmInfo& ring = *find_schedule_algorithm(Algorithm::Ring);
-  const double ws = working_set_bytes(schedules(Algorithm::Ring, s), cached(0), s.count, s.elem_size);
+  const double ws = working_set_bytes(schedules(Algorithm::Ring, s), cached(0), s.count, s.elem_size, /*in_place=*/true);
   const double in_cache = predict(ring, s, Machine::uniform(kAlpha, kBeta, kGamma)).total_us;
   const double beyond = predict(ring, s, cached(0).at_working_set(0)).total_us;  // no cache: one regime
   EXPECT_EQ(beyond, in_cache);
