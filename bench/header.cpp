@@ -56,7 +56,9 @@ void print_header(std::FILE* out, const RunInfo& r, const HeaderExtras& x) {
   }
   std::fprintf(out, "# sizes: %s; type: %s; op: %s; sections: %s\n", x.sizes.c_str(), join(r.dtypes).c_str(),
                join(r.ops).c_str(), x.sections.c_str());
-  std::fprintf(out, "# iterations: %d warm-up, %d timed per line and section%s; check: %s\n", r.warmup, r.iters,
+  const std::string timed = r.iters_fill ? "at least " + std::to_string(r.iters) + " (and enough for 1 ms, at most 1000)"
+                                         : std::to_string(r.iters);
+  std::fprintf(out, "# iterations: %d warm-up, %s timed per line and section%s; check: %s\n", r.warmup, timed.c_str(),
                r.rounds > 1 ? (", in " + std::to_string(r.rounds) + " interleaved rounds").c_str() : "", r.check ? "one more call outside the timed loop, every element (-c 1)" : "off (-c 0)");
   std::fprintf(out, "# time: %s\n", r.timing.c_str());
   std::fprintf(out, "# algbw = size / time (GB = 1e9 bytes); busbw = algbw x 2(p-1)/p (nccl-tests); "

@@ -1,6 +1,7 @@
 #include "measure.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -21,14 +22,26 @@ Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, cons
   Outcome out;
 
   checker.fill(c.in_place ? recv : send_buf, c.count);
+  double warm_s = 0;  // the warm-up calls after the first, this rank's time
   out.failure = agree(world, guarded([&] {
-                        for (int i = 0; i < loop.warmup; ++i) once();
+                        for (int i = 0; i < loop.warmup; ++i) {
+                          const double t0 = now_s();
+                          once();
+                          if (i > 0) warm_s += now_s() - t0;
+                        }
                       }));
   if (out.failure) return out;
+  int iters = loop.iters;
+  if (loop.fill_ms > 0) {  // enough calls to fill fill_ms, by the slowest rank's warm-up
+    double per_call = loop.warmup > 1 ? warm_s / (loop.warmup - 1) : 0, slowest = 0;
+    MPI_Allreduce(&per_call, &slowest, 1, MPI_DOUBLE, MPI_MAX, world);
+    const double fill = slowest > 0 ? loop.fill_ms * 1e-3 / slowest : loop.max_iters;
+    iters = static_cast<int>(std::clamp<double>(std::ceil(fill), loop.iters, std::max(loop.iters, loop.max_iters)));
+  }
 
   // A rank whose call fails keeps joining the barriers, so every rank makes the same
   // collective calls; the others fail too (a timeout) and all agree below.
-  std::vector<double> start(static_cast<std::size_t>(loop.iters), 0.0), end(start.size(), 0.0);
+  std::vector<double> start(static_cast<std::size_t>(iters), 0.0), end(start.size(), 0.0);
   std::optional<Failure> failed;
   for (std::size_t i = 0; i < start.size(); ++i) {
     if (loop.fresh_input && !failed) checker.fill(c.in_place ? recv : send_buf, c.count);
@@ -43,20 +56,21 @@ Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, cons
   std::vector<double> time(start.size(), 0.0);
   if (loop.one_clock) {
     std::vector<double> last_start(start.size(), 0.0), last_end(start.size(), 0.0);
-    MPI_Reduce(start.data(), last_start.data(), loop.iters, MPI_DOUBLE, MPI_MAX, 0, world);
-    MPI_Reduce(end.data(), last_end.data(), loop.iters, MPI_DOUBLE, MPI_MAX, 0, world);
+    MPI_Reduce(start.data(), last_start.data(), iters, MPI_DOUBLE, MPI_MAX, 0, world);
+    MPI_Reduce(end.data(), last_end.data(), iters, MPI_DOUBLE, MPI_MAX, 0, world);
     for (std::size_t i = 0; i < time.size(); ++i) time[i] = last_end[i] - last_start[i];
   } else {
     std::vector<double> mine(start.size(), 0.0);
     for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = end[i] - start[i];
-    MPI_Reduce(mine.data(), time.data(), loop.iters, MPI_DOUBLE, MPI_MAX, 0, world);
+    MPI_Reduce(mine.data(), time.data(), iters, MPI_DOUBLE, MPI_MAX, 0, world);
   }
 
   Section s;
   if (rank == 0) {
     double sum = 0;
     for (double t : time) sum += t;
-    s.time_us = sum / loop.iters * 1e6;
+    s.iters = iters;
+    s.time_us = sum / iters * 1e6;
     s.min_us = *std::min_element(time.begin(), time.end()) * 1e6;
     s.max_us = *std::max_element(time.begin(), time.end()) * 1e6;
     s.algbw_GBps = algbw_GBps(c.count * size_of(c.dtype), s.time_us);

@@ -34,8 +34,17 @@ struct Call {
   bool in_place = false;
 };
 
+// Without -n: at least 20 timed calls per section, and as many more as fill 1 ms, at most 1000
+// (short calls: one stray interruption of a 20-call loop of 1 us calls doubles its average).
+constexpr double kFillMs = 1.0;
+constexpr int kMaxAutoIters = 1000;
+
 struct Loop {
   int iters = 20, warmup = 5;
+  // > 0: iters is the least; the warm-up calls' time sets how many more fill fill_ms of calls
+  // (at most max_iters), the same count on every rank.
+  double fill_ms = 0;
+  int max_iters = kMaxAutoIters;
   bool check = true;
   bool fresh_input = false;  // rewrite the input before every timed call (untimed)
   bool one_clock = false;    // every rank on one host: their steady clocks are one clock

@@ -136,7 +136,8 @@ constexpr Flag kFlags[] = {
      "int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, a comma list, or all",
      "float"},
     {'o', "op", "OP", "sum, prod, min, max, avg, a comma list, or all", "sum"},
-    {'n', "iters", "N", "timed iterations per size, algorithm, transport and section", "20"},
+    {'n', "iters", "N", "timed iterations per size, algorithm, transport and section",
+     "at least 20, and as many more as fill 1 ms of calls, at most 1000"},
     {'w', "warmup_iters", "N", "untimed iterations before each timed loop", "5"},
     {0, "rounds", "N", "measure the lines of each size in N interleaved rounds (every line's -w and -n "
      "calls, line after line, N times over) and show each line's median round: a slow phase of a "
@@ -216,6 +217,7 @@ void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::st
     o.ops = parse_list(shown, v, kOps, reduce_op_from_string, std::vector<ReduceOp>(std::begin(kOps), std::end(kOps)));
   } else if (name == "iters") {
     o.iters = parse_bounded(shown, v, 1, 1000000, "an integer from 1 to 1000000");
+    o.iters_given = true;
   } else if (name == "warmup_iters") {
     o.warmup = parse_bounded(shown, v, 0, 1000000, "an integer from 0 to 1000000");
   } else if (name == "rounds") {

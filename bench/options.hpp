@@ -19,7 +19,9 @@ struct BenchOptions {
   bool all_algorithms = false;                    // -a all: drop the ones this build lacks quietly
   std::vector<DataType> dtypes{DataType::Float32};  // -d
   std::vector<ReduceOp> ops{ReduceOp::Sum};         // -o
-  int iters = 20;                                 // -n
+  int iters = 20;                                 // -n: timed calls per section
+  bool iters_given = false;                       // -n given: exactly that many; else at least 20 and
+                                                  // enough for kFillMs, at most kMaxAutoIters
   int warmup = 5;                                 // -w
   int rounds = 1;                                 // --rounds
   bool fresh_input = false;                       // --fresh-input

@@ -57,7 +57,7 @@ std::vector<std::pair<std::string, std::string>> record(const Line& l, const Sec
           {"transport", json_string(transport_label(l))},
           {"ranks", std::to_string(l.ranks)},
           {"inplace", in_place ? "true" : "false"},
-          {"iters", std::to_string(iters)},
+          {"iters", std::to_string(s.iters > 0 ? s.iters : iters)},
           {"warmup", std::to_string(warmup)},
           {"time_us", number(s.time_us)},
           {"time_min_us", number(s.min_us)},

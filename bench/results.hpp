@@ -14,6 +14,7 @@ namespace arlab::bench {
 
 // One timed loop. Each call is timed between barriers; the slowest rank's time counts.
 struct Section {
+  int iters = 0;          // timed calls
   double time_us = 0;     // the average of those per-call times
   double min_us = 0;      // the fastest and slowest call
   double max_us = 0;
@@ -58,6 +59,7 @@ struct RunInfo {
   std::vector<std::string> algorithms;  // as run
   std::vector<std::string> dtypes, ops;
   int iters = 0, warmup = 0, rounds = 1;
+  bool iters_fill = false;              // iters is the least; more fill kFillMs (at most kMaxAutoIters)
   bool fresh_input = false;
   bool check = true;
   std::string timing;                   // one sentence on how times are taken

@@ -241,6 +241,7 @@ void Bench::fill_info() {
   for (DataType t : o_.dtypes) info_.dtypes.push_back(to_string(t));
   for (ReduceOp op : o_.ops) info_.ops.push_back(to_string(op));
   info_.iters = o_.iters;
+  info_.iters_fill = !o_.iters_given;
   info_.warmup = o_.warmup;
   info_.check = o_.check;
   info_.rounds = o_.rounds;
@@ -248,7 +249,9 @@ void Bench::fill_info() {
   info_.timing = std::string("each call timed between barriers, ") +
                  (info_.hosts == 1 ? "from the last rank's entry to the last rank's exit (one host, one clock)"
                                    : "the slowest rank's time (ranks on several hosts)") +
-                 "; the average over the " + std::to_string(o_.iters) + " calls (their min and max in --json and --csv)";
+                 "; the average over " +
+                 (o_.iters_given ? "the " + std::to_string(o_.iters) + " calls" : std::string("its calls")) +
+                 " (their min and max in --json and --csv)";
   if (o_.fresh_input) info_.timing += "; the input written anew before each call (--fresh-input, untimed)";
   if (o_.rounds > 1)
     info_.timing += "; the lines of a size measured in " + std::to_string(o_.rounds) +
@@ -339,7 +342,8 @@ void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Ch
                             (o_.rounds > 1 ? ", round " + std::to_string(round + 1) : std::string()),
                         weight);
         const Call call{p.algorithm, count, dtype, op, in_place};
-        const Loop loop{o_.iters, o_.warmup, checked, o_.fresh_input, info_.hosts == 1};
+        Loop loop{o_.iters, o_.warmup, checked, o_.fresh_input, info_.hosts == 1};
+        if (!o_.iters_given) loop.fill_ms = kFillMs;
         const Outcome r = measure(world_, *p.ch->comm, checker, call, loop, send_.get(), recv_.get());
         progress_.end();
         if (r.failure) {

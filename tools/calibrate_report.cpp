@@ -71,8 +71,9 @@ void print_link(std::FILE* out, const Calibration& c, const LinkCalibration& l) 
   std::fprintf(out, "# streams of %zu x %s: %.3f GB/s one way, %.3f GB/s per direction both ways\n", l.stream_count,
                size_text(static_cast<double>(l.stream_chunk)).c_str(), l.stream_one_way_GBps,
                l.stream_both_ways_GBps);
-  std::fprintf(out, "# exchanges of %s one per executor run: %.3f us each, against %.3f us chained in one run (timed together)\n",
-               size_text(static_cast<double>(l.sizes.front())).c_str(), l.separate_run_us, l.chained_run_us);
+  std::fprintf(out, "# an exchange of %s timed as a call (a barrier, then the last rank's entry to the last exit): %.3f us, "
+                    "against %.3f us each in a chain\n",
+               size_text(static_cast<double>(l.sizes.front())).c_str(), l.call_us, l.chained_run_us);
   std::fprintf(out, "# least-squares fits (relative error, every size alike), per regime:\n");
   print_fits(out, "ping-pong", l.pingpong);
   print_fits(out, "exchange", l.exchange);
@@ -96,6 +97,13 @@ void print_compute(std::FILE* out, const Calibration& c) {
   std::fprintf(out, "# least-squares fits (relative error, every size alike), per regime:\n");
   print_fits(out, "reduce", k.reduce);
   print_fits(out, "copy", k.copy);
+  if (!k.edge_sizes.empty()) {
+    std::fprintf(out, "# the cache's edge: the float sum at working sets around the cache, us per MiB of output:");
+    for (std::size_t i = 0; i < k.edge_sizes.size(); ++i)
+      std::fprintf(out, " %s %.0f", size_text(3.0 * k.ranks_per_node * static_cast<double>(k.edge_sizes[i])).c_str(),
+                   k.edge_reduce_us[i] / static_cast<double>(k.edge_sizes[i]) * (1 << 20));
+    std::fprintf(out, "\n# the node's cache: %s (every fit uses it, the links' refitted)\n", c.cache_source.c_str());
+  }
   std::fflush(out);
 }
 

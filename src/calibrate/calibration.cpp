@@ -145,8 +145,8 @@ bool Calibration::two_regimes() const {
 
 double Calibration::call_overhead_us() const {
   const auto& l = intra ? intra : inter;
-  if (!l || l->separate_run_us <= 0) return 0;
-  return std::max(0.0, l->separate_run_us - l->chained_run_us);
+  if (!l || l->call_us <= 0) return 0;
+  return std::max(0.0, l->call_us - l->chained_run_us);
 }
 
 std::string topology_yaml(const Calibration& c) {
@@ -172,10 +172,11 @@ std::string topology_yaml(const Calibration& c) {
          "# of a node reach it (docs/model.md).\n";
     o += format("cache_bytes: %.0f\n", c.cache_bytes);
   }
-  if (const auto& l = c.intra ? c.intra : c.inter; l && l->separate_run_us > 0) {
-    o += format("# Per call, beyond its messages (starting and finishing the executor and transport): one\n"
-                "# exchange of %s per run took %.3g us, against %.3g us each in a chain of exchanges.\n",
-                size_text(static_cast<double>(l->sizes.front())).c_str(), l->separate_run_us, l->chained_run_us);
+  if (const auto& l = c.intra ? c.intra : c.inter; l && l->call_us > 0) {
+    o += format("# Per call, beyond its messages (entering, starting and finishing the executor and transport,\n"
+                "# leaving): one exchange of %s timed as a call (after a barrier, from the last rank's entry\n"
+                "# to the last rank's exit) took %.3g us, against %.3g us each in a chain of exchanges.\n",
+                size_text(static_cast<double>(l->sizes.front())).c_str(), l->call_us, l->chained_run_us);
     o += format("call_overhead_us: %.4g\n", c.call_overhead_us());
   }
   o += "links:\n";

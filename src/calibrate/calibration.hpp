@@ -55,8 +55,8 @@ struct LinkCalibration {
   std::vector<double> working_set;  // per size
   std::vector<double> pingpong_us;  // one way, half a round trip
   std::vector<double> exchange_us;  // both ways at once
-  double separate_run_us = 0;       // exchanges of sizes.front() bytes, one per executor run,
-  double chained_run_us = 0;        // and chained in one run, per exchange (timed together)
+  double call_us = 0;               // one exchange of sizes.front() bytes timed as a call,
+  double chained_run_us = 0;        // and per exchange in a chain (LinkBench::run_cost)
   RegimeFit exchange;               // what the file gets: alpha, beta, beta beyond the cache
   RegimeFit pingpong;               // for comparison
   std::size_t stream_chunk = 0, stream_count = 0;
@@ -68,6 +68,10 @@ struct ComputeCalibration {
   std::vector<double> reduce_working_set, copy_working_set;  // per size
   std::vector<double> reduce_us, copy_us;                    // per call
   RegimeFit reduce, copy;  // slopes: gamma, copy cost per byte, in cache and beyond
+  // The cache's edge (run.cpp, find_cache_edge): float sums at working sets around the sysfs
+  // size; empty when not measured.
+  std::vector<std::size_t> edge_sizes;
+  std::vector<double> edge_reduce_us;
   int concurrent_ranks = 1;  // ranks computing at once while measured
   int ranks_per_node = 1;    // of them, sharing one node's cache
 };
@@ -87,7 +91,7 @@ struct Calibration {
   // Whether any fit has a beyond-cache regime (then the file gets cache_bytes).
   bool two_regimes() const;
   // What one call costs beyond its messages: the first measured link's exchange run alone
-  // (separate_run_us) less the same exchange in a chain (chained_run_us), at least 0.
+  // timed as a call (call_us) less the same exchange in a chain (chained_run_us), at least 0.
   double call_overhead_us() const;
 };
 

@@ -73,7 +73,8 @@ LinkBench::LinkBench(detail::Transport& transport, MPI_Comm control, Timing timi
 detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t bytes, std::size_t k,
                                      bool all_pairs) const {
   using detail::Buffer;
-  detail::ScheduleBuilder s;
+  using detail::ScheduleBuilder;
+  ScheduleBuilder s;
   const int me = transport_.rank();
   int peer = me == a ? b : a;
   if (all_pairs) {  // r <-> r + d in even blocks of d ranks; played as the pair (a, b) = (first, second)
@@ -94,7 +95,7 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
   const auto dst = [&](std::size_t i) { return i % 2 == 0 ? second : first; };
   // A round starts when the previous round's send and receive have both completed, as an
   // all-reduce step's reduction waits for both before the next step reuses the buffers.
-  detail::ScheduleBuilder::Deps last;
+  ScheduleBuilder::Deps last;
   switch (pattern) {
     case Pattern::PingPong:  // a: send, receive the echo; b: receive, echo what came
       for (std::size_t i = 0; i < k; ++i) {
@@ -108,9 +109,17 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
       }
       break;
     case Pattern::Exchange:  // both: send and receive at once
+      // A round's send waits for the last round (what it forwards has arrived, its buffer is
+      // free); its receive only for the send out of the buffer it fills, so it is posted
+      // before the peer's message arrives, as an algorithm posts its receives ahead (the
+      // ring's at the start): a message that finds no receive posted takes the slower
+      // unexpected-message path, which no algorithm step takes.
       for (std::size_t i = 0; i < k; ++i) {
-        const auto sent = s.send(peer, src(i), last);
-        last = {sent, s.recv(peer, dst(i), last)};
+        const ScheduleBuilder::Deps before_send = last;
+        ScheduleBuilder::Deps before_recv;
+        if (i > 0) before_recv = {last.front()};
+        const auto sent = s.send(peer, src(i), before_send);
+        last = {sent, s.recv(peer, dst(i), before_recv)};
       }
       break;
     case Pattern::Stream:
@@ -156,23 +165,40 @@ LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& 
   return out;
 }
 
-LinkBench::RunCost LinkBench::run_cost(int a, int b, std::size_t bytes, bool all_pairs) {
-  auto one = std::make_shared<detail::Program>(
-      detail::compile(schedule(Pattern::Exchange, a, b, bytes, 1, all_pairs), transport_.size()));
-  const Probe separate{[this, one, bytes](std::size_t k) -> Runnable {
-                         return [this, one, k, bytes] {
-                           for (std::size_t i = 0; i < k; ++i) run(*one, bytes);
-                         };
-                       },
-                       1.0, kMaxChain};
+LinkBench::RunCost LinkBench::run_cost(int a, int b, std::size_t bytes, bool all_pairs, bool one_clock) {
+  // A chain: k exchanges in one run, per exchange.
   const Probe chained{[this, a, b, bytes, all_pairs](std::size_t k) -> Runnable {
                         auto p = std::make_shared<detail::Program>(
                             detail::compile(schedule(Pattern::Exchange, a, b, bytes, k, all_pairs), transport_.size()));
                         return [this, p, bytes] { run(*p, bytes); };
                       },
                       1.0, kMaxChain};
-  const auto t = median_us(control_, timing_, {separate, chained});
-  return {t[0], t[1]};
+  const double chain_us = median_us(control_, timing_, {chained}).front();
+
+  // Calls: one exchange per run, each after a barrier, timed as arlab-bench times a call.
+  const detail::Program one =
+      detail::compile(schedule(Pattern::Exchange, a, b, bytes, 1, all_pairs), transport_.size());
+  const auto now_us = [] {
+    return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
+  };
+  for (int w = 0; w < 10; ++w) run(one, bytes);  // warm
+  const int calls = std::max(10, static_cast<int>(timing_.samples * timing_.sample_ms * 1e3 /
+                                                  std::max(1.0, 4 * chain_us + 4)));
+  std::vector<double> entry(calls), exit(calls), mine(calls);
+  for (int i = 0; i < calls; ++i) {
+    MPI_Barrier(control_);
+    entry[i] = now_us();
+    run(one, bytes);
+    exit[i] = now_us();
+    mine[i] = exit[i] - entry[i];
+  }
+  std::vector<double> last_entry(calls), last_exit(calls), slowest(calls), t(calls);
+  MPI_Allreduce(entry.data(), last_entry.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
+  MPI_Allreduce(exit.data(), last_exit.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
+  MPI_Allreduce(mine.data(), slowest.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
+  for (int i = 0; i < calls; ++i) t[i] = one_clock ? last_exit[i] - last_entry[i] : slowest[i];
+  std::nth_element(t.begin(), t.begin() + calls / 2, t.end());
+  return {t[calls / 2], chain_us};
 }
 
 LinkBench::Stream LinkBench::stream(int a, int b, std::size_t chunk, std::size_t count) {
@@ -196,7 +222,7 @@ ComputeBench::ComputeBench(MPI_Comm control, Timing timing, std::size_t max_byte
     : control_(control), timing_(timing), a_(max_bytes / sizeof(float), 1.0f), b_(a_.size(), 2.0f),
       out_(a_.size(), 0.0f) {}
 
-ComputeBench::Sweep ComputeBench::sweep(const std::vector<std::size_t>& sizes) {
+ComputeBench::Sweep ComputeBench::sweep(const std::vector<std::size_t>& sizes, bool copies) {
   std::vector<Probe> probes;
   for (std::size_t bytes : sizes) {
     probes.push_back({[this, n = bytes / sizeof(float)](std::size_t k) -> Runnable {
@@ -206,6 +232,7 @@ ComputeBench::Sweep ComputeBench::sweep(const std::vector<std::size_t>& sizes) {
                         };
                       },
                       1.0, kMaxCalls});
+    if (!copies) continue;
     probes.push_back({[this, bytes](std::size_t k) -> Runnable {
                         return [this, bytes, k] {
                           for (std::size_t i = 0; i < k; ++i) reducer_.copy(a_.data(), out_.data(), bytes);
@@ -215,9 +242,10 @@ ComputeBench::Sweep ComputeBench::sweep(const std::vector<std::size_t>& sizes) {
   }
   const auto t = median_us(control_, timing_, probes);
   Sweep out;
+  const std::size_t per_size = copies ? 2 : 1;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    out.reduce_us.push_back(t[2 * i]);
-    out.copy_us.push_back(t[2 * i + 1]);
+    out.reduce_us.push_back(t[per_size * i]);
+    if (copies) out.copy_us.push_back(t[per_size * i + 1]);
   }
   return out;
 }

@@ -43,13 +43,15 @@ class LinkBench {
   // Without `pingpong`, exchanges only (pingpong_us stays empty).
   Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false, bool pingpong = true);
 
-  // What an executor run costs beyond its messages (starting and finishing one call of the
-  // executor and transport): exchanges of `bytes` one per run, runs back to back, against
-  // the same exchanges chained in one run; both per exchange, timed in the same rounds.
+  // What a call costs beyond its messages: one exchange of `bytes` per executor run, each run
+  // after a barrier and timed from the last rank's entry to the last rank's exit (with
+  // `one_clock`, every rank on one host; else the slowest rank's own time), as arlab-bench
+  // times an all-reduce, the median over the runs; against the same exchanges chained in one
+  // run, per exchange.
   struct RunCost {
-    double separate_us = 0, chained_us = 0;
+    double call_us = 0, chained_us = 0;
   };
-  RunCost run_cost(int a, int b, std::size_t bytes, bool all_pairs = false);
+  RunCost run_cost(int a, int b, std::size_t bytes, bool all_pairs = false, bool one_clock = true);
 
   struct Stream {
     double one_way_GBps = 0;    // a -> b
@@ -80,7 +82,8 @@ class ComputeBench {
     std::vector<double> reduce_us;  // out = a + b, three distinct buffers, `bytes` of output
     std::vector<double> copy_us;
   };
-  Sweep sweep(const std::vector<std::size_t>& sizes);
+  // Without `copies`, the reductions only (copy_us stays empty).
+  Sweep sweep(const std::vector<std::size_t>& sizes, bool copies = true);
 
  private:
   detail::CpuReducer reducer_;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -68,8 +69,8 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
   auto sweep = bench.sweep(0, b, sizes, o.all_pairs, o.comparisons);
   l.pingpong_us = std::move(sweep.pingpong_us);
   l.exchange_us = std::move(sweep.exchange_us);
-  const auto run_cost = bench.run_cost(0, b, sizes.front(), o.all_pairs);
-  l.separate_run_us = run_cost.separate_us;
+  const auto run_cost = bench.run_cost(0, b, sizes.front(), o.all_pairs, per_node == ranks);
+  l.call_us = run_cost.call_us;
   l.chained_run_us = run_cost.chained_us;
   const std::vector<double> x(sizes.begin(), sizes.end());
   if (!l.pingpong_us.empty()) l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
@@ -102,6 +103,47 @@ ComputeCalibration measure_compute(ComputeBench& bench, const Settings& o, int r
   k.reduce = fit_regimes(x, k.reduce_us, k.reduce_working_set, cache_bytes);
   k.copy = fit_regimes(x, k.copy_us, k.copy_working_set, cache_bytes);
   return k;
+}
+
+// The cache a node's ranks effectively have, which on a shared machine (other tenants in the
+// same last-level cache, a replacement policy that is not LRU) is less than sysfs says: the
+// float sum is timed at working sets of 1/8 .. 2 x the sysfs size, in factors of 2, and the
+// edge is where its time per byte first reaches the geometric midpoint of the in-cache and
+// beyond-cache rates fitted from the main sweep; cache_bytes becomes the geometric mean of the
+// working sets on either side, and every fit is redone with it. Without a crossing, sysfs stays.
+void find_cache_edge(ComputeBench& bench, Calibration& c, std::size_t max_bytes) {
+  ComputeCalibration& k = c.compute;
+  const double per_rank_factor = 3.0 * k.ranks_per_node;  // out = a + b: 3n per rank
+  std::vector<std::size_t> sizes;
+  for (double f : {0.125, 0.25, 0.5, 1.0, 2.0}) {
+    const auto n = static_cast<std::size_t>(c.cache_bytes * f / per_rank_factor) / 4096 * 4096;
+    if (n >= 4096 && n <= max_bytes && (sizes.empty() || sizes.back() != n)) sizes.push_back(n);
+  }
+  if (sizes.size() < 2) return;
+  k.edge_sizes = sizes;
+  k.edge_reduce_us = bench.sweep(sizes, /*copies=*/false).reduce_us;
+  const double midpoint = std::sqrt(k.reduce.in_cache.slope * k.reduce.beyond->slope);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (k.edge_reduce_us[i] / static_cast<double>(sizes[i]) < midpoint) continue;
+    const double out = per_rank_factor * static_cast<double>(sizes[i]);
+    const double in = i > 0 ? per_rank_factor * static_cast<double>(sizes[i - 1]) : out;
+    const double edge = std::sqrt(in * out);
+    if (edge >= c.cache_bytes) return;  // sysfs was right
+    c.cache_source = size_text(edge) + " in effect: the float sum's time per byte reached halfway (geometric) from its " +
+                     "in-cache to its beyond-cache rate between working sets of " + size_text(in) + " and " +
+                     size_text(out) + " (the " + c.cache_source + ")";
+    c.cache_bytes = edge;
+    for (auto* l : {&c.intra, &c.inter}) {
+      if (!*l) continue;
+      const std::vector<double> x((*l)->sizes.begin(), (*l)->sizes.end());
+      (*l)->exchange = fit_regimes(x, (*l)->exchange_us, (*l)->working_set, edge, true);
+      if (!(*l)->pingpong_us.empty()) (*l)->pingpong = fit_regimes(x, (*l)->pingpong_us, (*l)->working_set, edge, true);
+    }
+    const std::vector<double> x(k.sizes.begin(), k.sizes.end());
+    k.reduce = fit_regimes(x, k.reduce_us, k.reduce_working_set, edge);
+    k.copy = fit_regimes(x, k.copy_us, k.copy_working_set, edge);
+    return;
+  }
 }
 
 }  // namespace
@@ -186,6 +228,7 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
   {
     ComputeBench bench(control, timing, o.max_bytes);
     c.compute = measure_compute(bench, o, size, per_node, c.cache_bytes);
+    if (!o.cache_bytes && c.cache_bytes > 0 && c.compute.reduce.beyond) find_cache_edge(bench, c, o.max_bytes);
   }
   MPI_Comm_free(&comm);
   MPI_Comm_free(&control);

@@ -174,7 +174,7 @@ TEST(BenchOptions, HelpNamesEveryFlagWithItsDefault) {
                            "-q, --quiet", "--progress", "--rounds N", "--fresh-input", "--calibrate", "-h, --help", "ARLAB_BENCH_MIN_BUSBW"})
     EXPECT_NE(u.find(flag), std::string::npos) << flag;
   for (const char* def : {"(default: 8)", "(default: 64M)", "(default: 2)", "(default: all)", "(default: float)",
-                          "(default: sum)", "(default: 20)", "(default: 5)", "(default: 1)", "(default: mpi)",
+                          "(default: sum)", "(default: at least 20, and as many more as fill 1 ms of calls, at most 1000)", "(default: 5)", "(default: 1)", "(default: mpi)",
                           "(default: 0)", "(default: none)"})
     EXPECT_NE(u.find(def), std::string::npos) << def;
   EXPECT_NE(u.find("1 (or a bare -z): in place only"), std::string::npos);

@@ -319,13 +319,13 @@ TEST(CalibrateTopology, TheCallOverheadReachesTheFile) {
   Calibration c = calibration(2, 2);
   EXPECT_EQ(topology_yaml(c).find("call_overhead_us"), std::string::npos);  // not measured: not written
   c.intra->chained_run_us = 0.25;       // in a chain
-  c.intra->separate_run_us = 0.40;      // one per run
+  c.intra->call_us = 0.40;      // one per run
   EXPECT_NEAR(c.call_overhead_us(), 0.15, 1e-12);
   const std::string yaml = topology_yaml(c);
   EXPECT_NEAR(detail::parse_topology(yaml, "calibrated.yaml").call_us, 0.15, 1e-9);
-  EXPECT_NE(yaml.find("one\n# exchange of 8 B per run took 0.4 us, against 0.25 us each in a chain"), std::string::npos)
+  EXPECT_NE(yaml.find("to the last rank's exit) took 0.4 us, against 0.25 us each in a chain"), std::string::npos)
       << yaml;
-  c.intra->separate_run_us = 0.2;  // faster alone than in a chain (noise): no negative overhead
+  c.intra->call_us = 0.2;  // faster alone than in a chain (noise): no negative overhead
   EXPECT_EQ(c.call_overhead_us(), 0);
 }
 
