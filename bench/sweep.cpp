@@ -147,12 +147,7 @@ bool Bench::open_channels() {
     options.topology = model_.topology;
     if (force_calibration_) options.self_calibration = SelfCalibration::Force;
     std::unique_ptr<Communicator> comm;
-    // The first plan() finds the communicator's machine (its calibration, cached or measured
-    // now, without a topology file): collectively, here, before anything is timed.
-    if (auto f = agree(world_, guarded([&] {
-                         comm = std::make_unique<Communicator>(world_, options);
-                         comm->plan(1, o_.dtypes.front());
-                       }))) {
+    if (auto f = agree(world_, guarded([&] { comm = std::make_unique<Communicator>(world_, options); }))) {
       comm.reset();
       const bool unavailable = f->code == Error::Code::Unavailable;
       if (!unavailable) failed_.push_back("transport " + to_string(t) + ": " + f->message);
@@ -168,10 +163,24 @@ bool Bench::open_channels() {
     }
     Channel ch;
     ch.kind = kind;
-    if (!model_.topology) info_.machines.push_back({to_string(kind), comm->plan(1, o_.dtypes.front()).machine});
     if (resolved.algorithm && *resolved.algorithm != Algorithm::Auto) ch.forced = resolved.algorithm;
     ch.comm = std::move(comm);
     channels_.push_back(std::move(ch));
+  }
+  // The first plan() finds each communicator's machine (without a topology file its
+  // calibration, cached or measured now): collectively, here, before anything is timed, and
+  // with every channel open, as during the sweep (a UCX communicator's idle-progress thread
+  // shares the cores with the others').
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    std::string machine;
+    if (auto f = agree(world_, guarded([&] { machine = it->comm->plan(1, o_.dtypes.front()).machine; }))) {
+      failed_.push_back("transport " + to_string(it->kind) + ": " + f->message);
+      notes_.push_back("failed transport " + to_string(it->kind) + ": " + f->message);
+      it = channels_.erase(it);
+      continue;
+    }
+    if (!model_.topology) info_.machines.push_back({to_string(it->kind), machine});
+    ++it;
   }
   if (!model_.temporary.empty()) {  // every communicator has read it
     std::remove(model_.temporary.c_str());
