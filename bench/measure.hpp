@@ -41,13 +41,13 @@ constexpr int kMaxAutoIters = 1000;
 
 struct Loop {
   int iters = 20, warmup = 5;
+  bool check = true;
+  bool fresh_input = false;  // rewrite the input before every timed call (untimed)
+  bool one_clock = false;    // every rank on one host: their steady clocks are one clock
   // > 0: iters is the least; the warm-up calls' time sets how many more fill fill_ms of calls
   // (at most max_iters), the same count on every rank.
   double fill_ms = 0;
   int max_iters = kMaxAutoIters;
-  bool check = true;
-  bool fresh_input = false;  // rewrite the input before every timed call (untimed)
-  bool one_clock = false;    // every rank on one host: their steady clocks are one clock
 };
 
 struct Outcome {

@@ -5,7 +5,14 @@ namespace arlab::bench {
 std::string label(const Line& l) {
   if (l.algorithm != Algorithm::Auto || !(l.pick || l.pick_in_place)) return to_string(l.algorithm);
   const Algorithm first = l.pick.value_or(*l.pick_in_place), second = l.pick_in_place.value_or(first);
-  return "auto(" + to_string(first) + (second == first ? "" : "/" + to_string(second)) + ")";
+  std::string text = "auto(";
+  text += to_string(first);
+  if (second != first) {
+    text += '/';
+    text += to_string(second);
+  }
+  text += ")";
+  return text;
 }
 
 const std::optional<double>& predicted(const Line& l, bool in_place) {
