@@ -81,6 +81,7 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
     return {detail::Machine::local_default(), std::string(kBuiltIn) + " (ARLAB_CALIBRATE=0)"};
   if (size < 2) return {detail::Machine::local_default(), std::string(kBuiltIn) + " (one rank: nothing to measure)"};
 
+  const auto started = std::chrono::steady_clock::now();
   meet(user_comm, *o.timeout_s);
   MPI_Comm comm;
   MPI_Comm_dup(user_comm, &comm);
@@ -151,6 +152,12 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
       say(o, LogLevel::Info, rank, "machine " + source);
     }
     lock.reset();
+  }
+  if (!measure && rank == 0) {
+    char took[48];
+    std::snprintf(took, sizeof took, ", read in %.1f ms",
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+    source += took;
   }
   broadcast(comm, yaml);
   broadcast(comm, source);
