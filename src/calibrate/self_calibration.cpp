@@ -98,6 +98,7 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
   }
   const CacheKey key = CacheKey::here(to_string(*o.transport), per_node, size / per_node);
   const std::optional<std::string> dir = cache_dir(o.cache_dir);
+  const std::string path = dir ? *dir + "/" + key.file_name() : "";
 
   // Rank 0: the cached text, or nothing (measure). The lock, held until the new file is
   // written, makes a second job on this host wait for the first one's measurement.
@@ -105,7 +106,6 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
   std::optional<CacheLock> lock;
   int measure = 0;
   if (rank == 0) {
-    const std::string path = dir ? *dir + "/" + key.file_name() : "";
     if (dir) lock.emplace(path, *o.timeout_s / 2);
     if (*o.self_calibration == SelfCalibration::Force) {
       measure = 1;
@@ -143,7 +143,6 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
       std::snprintf(secs, sizeof secs, "%.1f s", took);
       source = "calibrated now over " + key.transport + " in " + secs;
       if (dir) {
-        const std::string path = *dir + "/" + key.file_name();
         if (const std::string problem = write_cache(path, key, yaml); problem.empty())
           source += ", cached in " + path;
         else

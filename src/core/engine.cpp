@@ -60,11 +60,6 @@ const Machine& Engine::machine() const {
   return *machine_;
 }
 
-const std::string& Engine::machine_source() const {
-  machine();
-  return machine_source_;
-}
-
 void Engine::check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
                              ReduceOp op, Algorithm algorithm) const {
   if (!valid(type)) invalid("unknown data type value " + std::to_string(static_cast<int>(type)));

@@ -35,8 +35,6 @@ class Engine {
   // SelfCalibration::Off or no MPI communicator, Machine::local_default(). Without a file the
   // first call finds it, collectively.
   const Machine& machine() const;
-  // Where machine() came from, as Plan::machine says it.
-  const std::string& machine_source() const;
   // How many schedule walks the cost model has run (one per algorithm per new size): tests
   // check that repeated sizes are answered from the plan cache without walking.
   std::size_t model_walks() const { return model_walks_; }
