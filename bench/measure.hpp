@@ -2,7 +2,7 @@
 //
 //   fill the send buffer (in place: the receive buffer) with this rank's pattern
 //   -w calls untimed
-//   -n calls, each between barriers: MPI_Barrier, t0, allreduce, t1; with --fresh-input the
+//   -n calls, each between barriers: MPI_Barrier, t0, allreduce, t1; unless --reuse-input, the
 //         input is written anew before each barrier, as a training step's new gradients are.
 //         A call's time: with one clock (every rank on one host) from the last rank's t0 to the
 //         last rank's t1, so the ranks' uneven exits from the barrier do not count; across

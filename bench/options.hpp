@@ -24,7 +24,7 @@ struct BenchOptions {
                                                   // enough for kFillMs, at most kMaxAutoIters
   int warmup = 5;                                 // -w
   int rounds = 1;                                 // --rounds
-  bool fresh_input = false;                       // --fresh-input
+  bool fresh_input = true;                        // off with --reuse-input
   bool calibrate = false;                         // --calibrate
   bool check = true;                              // -c
   std::vector<TransportKind> transports{TransportKind::Mpi};  // -t

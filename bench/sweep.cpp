@@ -261,7 +261,8 @@ void Bench::fill_info() {
                  "; the average over " +
                  (o_.iters_given ? "the " + std::to_string(o_.iters) + " calls" : std::string("its calls")) +
                  " (their min and max in --json and --csv)";
-  if (o_.fresh_input) info_.timing += "; the input written anew before each call (--fresh-input, untimed)";
+  info_.timing += o_.fresh_input ? "; the input written anew before each call (untimed; --reuse-input: the same every call)"
+                                 : "; the same input every call (--reuse-input)";
   if (o_.rounds > 1)
     info_.timing += "; the lines of a size measured in " + std::to_string(o_.rounds) +
                     " interleaved rounds, each line's median round shown (min and max over every round's calls)";

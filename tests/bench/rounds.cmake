@@ -1,15 +1,15 @@
-# ctest bench.rounds_np2: --rounds 3 --fresh-input. The header says how lines were timed; the
+# ctest bench.rounds_np2: --rounds 3, the input written anew before each call (the default). The header says how lines were timed; the
 # JSON records rounds and fresh_input; every line and section is there once (not once per
 # round), checked (the last round checks, #wrong 0), with min <= time <= max.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 
 set(json ${OUT}/rounds.json)
-run(rc out err COMMAND ${MPIRUN} ${BENCH} -b 1K -e 4K -f 4 -a ring,rd -n 3 -w 1 --rounds 3 --fresh-input --json ${json})
+run(rc out err COMMAND ${MPIRUN} ${BENCH} -b 1K -e 4K -f 4 -a ring,rd -n 3 -w 1 --rounds 3 --json ${json})
 if(NOT rc EQUAL 0)
   fail("exit ${rc}, expected 0" "${out}" "${err}")
 endif()
 expect_texts("${out}" "${err}" "1 warm-up, 3 timed per line and section, in 3 interleaved rounds"
-  "the input written anew before each call (--fresh-input, untimed)"
+  "the input written anew before each call (untimed; --reuse-input: the same every call)"
   "each line's median round shown")
 table_lines("${out}" lines)
 list(LENGTH lines n)
@@ -40,4 +40,4 @@ foreach(i RANGE ${last})
     message(FATAL_ERROR "record ${i}: time ${t} not within [${lo}, ${hi}]")
   endif()
 endforeach()
-message(STATUS "--rounds 3 --fresh-input: 4 lines, 8 records, all checked")
+message(STATUS "--rounds 3, fresh input: 4 lines, 8 records, all checked")

@@ -51,8 +51,14 @@ TEST(BenchOptions, Defaults) {
   EXPECT_FALSE(o.quiet);
   EXPECT_FALSE(o.progress);
   EXPECT_EQ(o.rounds, 1);
-  EXPECT_FALSE(o.fresh_input);
+  EXPECT_TRUE(o.fresh_input);  // new input every call, as training brings new gradients
   EXPECT_FALSE(o.calibrate);
+}
+
+TEST(BenchOptions, ReuseInputKeepsTheSameInputEveryCall) {
+  EXPECT_FALSE(ok({"--reuse-input"}).fresh_input);
+  EXPECT_TRUE(ok({"--reuse-input", "--fresh-input"}).fresh_input);  // the last one says
+  EXPECT_FALSE(ok({"--fresh-input", "--reuse-input"}).fresh_input);
 }
 
 TEST(BenchOptions, Calibrate) {
@@ -171,7 +177,7 @@ TEST(BenchOptions, HelpNamesEveryFlagWithItsDefault) {
                            "-a, --algorithms LIST", "-d, --datatype TYPE", "-o, --op OP", "-n, --iters N",
                            "-w, --warmup_iters N", "-c, --check 0|1", "-t, --transport LIST", "-z, --inplace 0|1",
                            "--ranks-per-node K", "--topology FILE", "--json FILE", "--csv FILE", "--plot FILE.png",
-                           "-q, --quiet", "--progress", "--rounds N", "--fresh-input", "--calibrate", "-h, --help", "ARLAB_BENCH_MIN_BUSBW"})
+                           "-q, --quiet", "--progress", "--rounds N", "--fresh-input", "--reuse-input", "--calibrate", "-h, --help", "ARLAB_BENCH_MIN_BUSBW"})
     EXPECT_NE(u.find(flag), std::string::npos) << flag;
   for (const char* def : {"(default: 8)", "(default: 64M)", "(default: 2)", "(default: all)", "(default: float)",
                           "(default: sum)", "(default: at least 20, and as many more as fill 1 ms of calls, at most 1000)", "(default: 5)", "(default: 1)", "(default: mpi)",
