@@ -76,6 +76,15 @@ std::string link_block(const LinkCalibration& l) {
     o += format("    rendezvous_bytes: %.0f\n", l.exchange.in_cache.step_bytes);
     o += format("    alpha_us_rendezvous: %.4g\n", l.exchange.in_cache.intercept_above);
   }
+  const std::vector<double> x(l.sizes.begin(), l.sizes.end());
+  if (const auto points = latency_points(x, l.exchange_us, l.exchange.in_cache.slope); points.size() >= 2) {
+    o += "    # Latency per message size: each exchange time less bytes / bandwidth, up to the first size\n"
+         "    # that is half transfer; between sizes interpolated in log(bytes), above them alpha_us as above.\n"
+         "    latency_us: {";
+    for (std::size_t i = 0; i < points.size(); ++i)
+      o += format("%s%.0f: %.4g", i ? ", " : " ", points[i].bytes, points[i].alpha_us);
+    o += " }\n";
+  }
   o += beyond_lines(l.sizes, l.exchange, "    ", "t = alpha + bytes / bandwidth_beyond_cache");
   if (l.cpu_copies)
     o += "    # Shared memory between processes: the receiving rank's CPU copies each message in, so in\n"

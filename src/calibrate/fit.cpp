@@ -158,4 +158,35 @@ RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std:
   return r;
 }
 
+std::vector<LatencyPoint> latency_points(std::span<const double> x, std::span<const double> y, double slope) {
+  check(x, y);
+  std::vector<LatencyPoint> out;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double transfer = x[i] * slope, alpha = y[i] - transfer;
+    if (alpha <= 0) continue;  // all transfer: no latency to read off
+    if (out.empty() || x[i] > out.back().bytes) out.push_back({x[i], alpha});
+    if (transfer >= 0.5 * y[i]) break;
+  }
+  // Latency does not fall as messages grow: pool adjacent points that say it does (the
+  // least-squares non-decreasing fit), so one noisy size cannot bend the curve.
+  struct Block {
+    double sum;
+    std::size_t n;
+  };
+  std::vector<Block> blocks;
+  for (const auto& p : out) {
+    blocks.push_back({p.alpha_us, 1});
+    while (blocks.size() >= 2 && blocks[blocks.size() - 2].sum / static_cast<double>(blocks[blocks.size() - 2].n) >
+                                     blocks.back().sum / static_cast<double>(blocks.back().n)) {
+      blocks[blocks.size() - 2].sum += blocks.back().sum;
+      blocks[blocks.size() - 2].n += blocks.back().n;
+      blocks.pop_back();
+    }
+  }
+  std::size_t i = 0;
+  for (const auto& b : blocks)
+    for (std::size_t k = 0; k < b.n; ++k) out[i++].alpha_us = b.sum / static_cast<double>(b.n);
+  return out;
+}
+
 }  // namespace arlab::calib

@@ -69,4 +69,14 @@ struct RegimeFit {
 RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std::span<const double> working_set,
                       double cache_bytes, bool step = false);
 
+// Latencies measured one size at a time, for a link whose latency rises gradually between the
+// protocol's steps: at each size from the smallest, the exchange time less bytes x slope, up to
+// and including the first size whose transfer (bytes x slope) is half its time or more; a
+// size whose remainder is not positive is skipped; then made non-decreasing (adjacent points
+// that fall pooled to their mean). (bytes, alpha in us), ascending.
+struct LatencyPoint {
+  double bytes = 0, alpha_us = 0;
+};
+std::vector<LatencyPoint> latency_points(std::span<const double> x, std::span<const double> y, double slope);
+
 }  // namespace arlab::calib

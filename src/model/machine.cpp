@@ -1,10 +1,23 @@
 #include "model/machine.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "arlab/arlab.hpp"
 
 namespace arlab::detail {
+
+double LinkCost::alpha_for(double bytes) const {
+  if (!latency.empty() && bytes <= latency.back().bytes) {
+    if (bytes <= latency.front().bytes) return latency.front().alpha_us;
+    const auto hi = std::lower_bound(latency.begin(), latency.end(), bytes,
+                                     [](const LatencyPoint& p, double b) { return p.bytes < b; });
+    const auto lo = hi - 1;
+    const double w = std::log(bytes / lo->bytes) / std::log(hi->bytes / lo->bytes);
+    return lo->alpha_us + w * (hi->alpha_us - lo->alpha_us);
+  }
+  return rendezvous_bytes > 0 && bytes > rendezvous_bytes ? alpha_us_rendezvous : alpha_us;
+}
 
 int Machine::ranks() const {
   if (!rank_to_node.empty()) return static_cast<int>(rank_to_node.size());

@@ -29,10 +29,18 @@ struct LinkCost {
   // alpha_us_rendezvous instead of alpha_us (the handshake before the data moves); 0: no switch.
   double rendezvous_bytes = 0;
   double alpha_us_rendezvous = 0;
+  // Measured latencies (a topology file's latency_us): alpha at each of these message sizes,
+  // ascending. A message of up to the last size pays the latency interpolated linearly in
+  // log(bytes) between its neighbours (the first one's below it), in place of the two numbers
+  // above; a larger one pays them. Shared-memory protocols have several steps (fast boxes,
+  // eager fragments, a rendezvous handshake) and latency rises gradually between them, which
+  // one intercept and one step cannot follow. Empty: alpha_us and the switch alone.
+  struct LatencyPoint {
+    double bytes = 0, alpha_us = 0;
+  };
+  std::vector<LatencyPoint> latency;
 
-  double alpha_for(double bytes) const {
-    return rendezvous_bytes > 0 && bytes > rendezvous_bytes ? alpha_us_rendezvous : alpha_us;
-  }
+  double alpha_for(double bytes) const;
 };
 
 struct Machine {

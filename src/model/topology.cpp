@@ -136,6 +136,22 @@ Rate rate(const Reader& r, const std::map<std::string, YAML::Node>& f, const std
   return out;
 }
 
+// latency_us: { BYTES: US, ... }, message sizes in ascending order, each once.
+std::vector<LinkCost::LatencyPoint> latency_points(const Reader& r, const YAML::Node& node, const std::string& what) {
+  if (!node.IsMap() || node.size() == 0)
+    r.fail(node, what + " must be a mapping of message sizes in bytes to latencies in us, e.g. { 8: 0.3, 2048: 1.2 }");
+  std::vector<LinkCost::LatencyPoint> out;
+  for (const auto& entry : node) {
+    const double bytes = r.byte_count(entry.first, "a message size in " + what);
+    const std::string at = what + "[" + std::to_string(static_cast<long>(bytes)) + "]";
+    if (!out.empty() && bytes <= out.back().bytes)
+      r.fail(entry.first, what + ": message sizes must ascend, each once; " + std::to_string(static_cast<long>(bytes)) + " comes after " +
+                              std::to_string(static_cast<long>(out.back().bytes)));
+    out.push_back({bytes, r.number(entry.second, at, true)});
+  }
+  return out;
+}
+
 struct Link {
   LinkCost cost;
   Rate rate;
@@ -143,7 +159,8 @@ struct Link {
 
 Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
   const auto f =
-      r.mapping(node, what, {"alpha_us", "bandwidth_GBps", kBeyond, "copied_by", "rendezvous_bytes", "alpha_us_rendezvous"},
+      r.mapping(node, what,
+                {"alpha_us", "bandwidth_GBps", kBeyond, "copied_by", "rendezvous_bytes", "alpha_us_rendezvous", "latency_us"},
                 {"alpha_us", "bandwidth_GBps"});
   Link l;
   l.cost.alpha_us = r.number(f.at("alpha_us"), what + ".alpha_us", true);
@@ -164,6 +181,7 @@ Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
     l.cost.rendezvous_bytes = r.byte_count(f.at("rendezvous_bytes"), what + ".rendezvous_bytes");
     l.cost.alpha_us_rendezvous = r.number(f.at("alpha_us_rendezvous"), what + ".alpha_us_rendezvous", true);
   }
+  if (f.count("latency_us")) l.cost.latency = latency_points(r, f.at("latency_us"), what + ".latency_us");
   l.rate = rate(r, f, what);
   l.cost.us_per_byte = l.rate.in_cache;
   return l;
@@ -302,6 +320,12 @@ std::string link_yaml(const LinkCost& l, double beyond_us_per_byte) {
   if (l.rendezvous_bytes > 0)
     y += ", rendezvous_bytes: " + integer_text(l.rendezvous_bytes) + ", alpha_us_rendezvous: " +
          number_text(l.alpha_us_rendezvous);
+  if (!l.latency.empty()) {
+    y += ", latency_us: {";
+    for (std::size_t i = 0; i < l.latency.size(); ++i)
+      y += (i ? ", " : " ") + integer_text(l.latency[i].bytes) + ": " + number_text(l.latency[i].alpha_us);
+    y += " }";
+  }
   return y + " }";
 }
 

@@ -20,6 +20,9 @@
 //   reduce: { bandwidth_GBps: 1000 }        # required: output bytes reduced per second
 //   copy: { bandwidth_GBps: 2000 }          # optional: bytes copied per second (default: reduce)
 //
+// A link may add a protocol switch (rendezvous_bytes: messages above it pay alpha_us_rendezvous)
+// and measured latencies (latency_us: { 8: 0.34, 512: 0.75, 2048: 1.1 }: alpha at those message
+// sizes, ascending, interpolated in log(bytes) up to the last one; LinkCost::alpha_for).
 // Each link, reduce and copy may add bandwidth_GBps_beyond_cache: its rate when the call's
 // working set reaches cache_bytes (which it then requires); without it the rate is the same at
 // every size. alpha_us >= 0 is the latency of one message in microseconds; bandwidth_GBps > 0 is

@@ -4,6 +4,7 @@
 // that breaks what the reader promises (model/topology.hpp): at least one node and one rank
 // per node, a placement that fits them, rates and latencies finite and not negative, rates
 // positive; and topology_yaml() of it, which must not throw, reading back into the same machine.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,11 @@ void check_link(const LinkCost& l) {
   require(finite_at_least_zero(l.alpha_us) && finite_at_least_zero(l.alpha_us_rendezvous), "bad latency");
   require(positive_rate(l.us_per_byte), "bad link rate");
   require(finite_at_least_zero(l.rendezvous_bytes), "bad rendezvous_bytes");
+  for (std::size_t i = 0; i < l.latency.size(); ++i) {
+    require(l.latency[i].bytes >= 1 && finite_at_least_zero(l.latency[i].alpha_us), "bad latency_us point");
+    require(i == 0 || l.latency[i].bytes > l.latency[i - 1].bytes, "latency_us sizes not ascending");
+    require(finite_at_least_zero(l.alpha_for(l.latency[i].bytes * 1.5)), "alpha_for not finite");
+  }
 }
 
 void check(const Machine& m) {
@@ -54,7 +60,9 @@ bool near(double a, double b) {
 
 bool same_link(const LinkCost& a, const LinkCost& b) {
   return near(a.alpha_us, b.alpha_us) && near(a.us_per_byte, b.us_per_byte) && a.cpu_copies == b.cpu_copies &&
-         a.rendezvous_bytes == b.rendezvous_bytes && near(a.alpha_us_rendezvous, b.alpha_us_rendezvous);
+         a.rendezvous_bytes == b.rendezvous_bytes && near(a.alpha_us_rendezvous, b.alpha_us_rendezvous) &&
+         std::equal(a.latency.begin(), a.latency.end(), b.latency.begin(), b.latency.end(),
+                    [](const auto& x, const auto& y) { return x.bytes == y.bytes && near(x.alpha_us, y.alpha_us); });
 }
 
 void check_round_trip(const Machine& m) {

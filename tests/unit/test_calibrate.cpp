@@ -136,6 +136,38 @@ TEST(CalibrateFit, RecoversBothRegimesExactly) {
   }
 }
 
+// The latency at each size: time less bytes x slope, up to the first size that is half
+// transfer; a size whose latency falls below the one before is pooled with it.
+TEST(CalibrateFit, LatencyPointsStopAtHalfTransferAndNeverFall) {
+  const auto x = sweep(8, 2 << 20, 4);  // 8 B .. 2 MiB
+  const double slope = 1e-3 / 10;       // 10 GB/s
+  const std::vector<double> alpha{0.3, 0.35, 0.4, 0.8, 1.2, 1.0, 2.0, 2.5, 2.5, 2.5};
+  std::vector<double> y;
+  for (std::size_t i = 0; i < x.size(); ++i) y.push_back(alpha[i] + x[i] * slope);
+  const auto p = latency_points(x, y, slope);
+  // 32 KiB moves in 3.3 us against 2.0 us of latency: the last point.
+  ASSERT_EQ(p.size(), 7u);
+  for (std::size_t i = 0; i < p.size(); ++i) EXPECT_EQ(p[i].bytes, x[i]);
+  EXPECT_NEAR(p[0].alpha_us, 0.3, 1e-9);
+  EXPECT_NEAR(p[3].alpha_us, 0.8, 1e-9);
+  EXPECT_NEAR(p[4].alpha_us, 1.1, 1e-9);  // 1.2 and 1.0 pooled
+  EXPECT_NEAR(p[5].alpha_us, 1.1, 1e-9);
+  EXPECT_NEAR(p[6].alpha_us, 2.0, 1e-9);
+  // A first size slower than the rest (a warm-up) is pooled down, not kept.
+  std::vector<double> cold = y;
+  cold[0] = 1.9 + x[0] * slope;
+  const auto q = latency_points(x, cold, slope);
+  EXPECT_NEAR(q[0].alpha_us, (1.9 + 0.35 + 0.4 + 0.8) / 4, 1e-9);  // above 0.8 too: four pooled
+  EXPECT_NEAR(q[3].alpha_us, q[0].alpha_us, 1e-12);
+  EXPECT_NEAR(q[4].alpha_us, 1.1, 1e-9);
+  // A time at or below its transfer has no latency to give.
+  std::vector<double> fast = y;
+  fast[2] = x[2] * slope;
+  const auto r = latency_points(x, fast, slope);
+  EXPECT_EQ(r.size(), 6u);
+  EXPECT_EQ(r[2].bytes, x[3]);
+}
+
 TEST(CalibrateFit, FindsAnEagerToRendezvousStep) {
   const auto x = sweep(8, 2 << 20, 4);  // 8 B .. 2 MiB, 10 sizes
   std::vector<double> y;
@@ -313,6 +345,26 @@ TEST(CalibrateTopology, TheStepAndCpuCopiesReachTheFile) {
   EXPECT_EQ(m.inter.rendezvous_bytes, 0);
   for (const char* s : {"copied_by: cpu\n", "step up between 2 KiB and 8 KiB"})
     EXPECT_NE(yaml.find(s), std::string::npos) << s << "\n" << yaml;
+}
+
+TEST(CalibrateTopology, TheMeasuredLatenciesReachTheFile) {
+  Calibration c = calibration(1, 2);
+  LinkCalibration& l = *c.intra;
+  const double slope = l.exchange.in_cache.slope;
+  for (std::size_t i = 0; i < l.sizes.size(); ++i)
+    l.exchange_us[i] = (i == 0 ? 0.4 : i == 1 ? 0.9 : 2.0) + static_cast<double>(l.sizes[i]) * slope;
+  const std::vector<double> x(l.sizes.begin(), l.sizes.end());
+  const auto expected = latency_points(x, l.exchange_us, slope);
+  ASSERT_GE(expected.size(), 2u);
+  const std::string yaml = topology_yaml(c);
+  EXPECT_NE(yaml.find("latency_us: { 8: 0.4, "), std::string::npos) << yaml;
+  const detail::Machine m = detail::parse_topology(yaml, "calibrated.yaml");
+  ASSERT_EQ(m.intra.latency.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(m.intra.latency[i].bytes, expected[i].bytes);
+    EXPECT_NEAR(m.intra.latency[i].alpha_us, expected[i].alpha_us, 1e-3 * expected[i].alpha_us);
+  }
+  EXPECT_NEAR(m.intra.alpha_for(8), 0.4, 1e-3);
 }
 
 TEST(CalibrateTopology, TheCallOverheadReachesTheFile) {

@@ -97,6 +97,11 @@ void expect_same_machine(const Machine& a, const Machine& b) {
     EXPECT_EQ(x.cpu_copies, y.cpu_copies);
     EXPECT_DOUBLE_EQ(x.rendezvous_bytes, y.rendezvous_bytes);
     EXPECT_DOUBLE_EQ(x.alpha_us_rendezvous, y.alpha_us_rendezvous);
+    ASSERT_EQ(x.latency.size(), y.latency.size());
+    for (std::size_t i = 0; i < x.latency.size(); ++i) {
+      EXPECT_DOUBLE_EQ(x.latency[i].bytes, y.latency[i].bytes);
+      EXPECT_DOUBLE_EQ(x.latency[i].alpha_us, y.latency[i].alpha_us);
+    }
   }
   EXPECT_DOUBLE_EQ(a.reduce_us_per_byte, b.reduce_us_per_byte);
   EXPECT_DOUBLE_EQ(a.copy_us_per_byte, b.copy_us_per_byte);
@@ -128,6 +133,9 @@ TEST(Topology, WrittenFilesReadBackTheSameMachine) {
   Machine placed = parse_topology(std::string(kMinimal) + "rank_to_node: [0, 1, 0, 1, 0, 1, 0, 1]\n");
   placed.name = "a \"quoted\" name\nover two lines,\ta tab and a \\ backslash";
   machines.push_back(placed);
+  Machine measured = local;
+  measured.intra.latency = {{8, 0.34}, {512, 0.76}, {2048, 1.1}, {8192, 2.3}};
+  machines.push_back(measured);
   for (const Machine& m : machines) {
     const Machine back = parse_topology(topology_yaml(m));
     SCOPED_TRACE(m.source);
@@ -181,6 +189,35 @@ TEST(Topology, ARendezvousThresholdNeedsItsAlpha) {
   EXPECT_NE(error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, rendezvous_bytes: 0, alpha_us_rendezvous: 3"))
                 .find("rendezvous_bytes must be at least 1"),
             std::string::npos);
+}
+
+// Measured latencies: interpolated in log(bytes) between the sizes, the first below them, the
+// intercept and the switch above the last.
+TEST(Topology, MeasuredLatenciesAreInterpolatedUpToTheLastSize) {
+  const Machine m = parse_topology(edited(
+      "bandwidth_GBps: 150", "bandwidth_GBps: 150, rendezvous_bytes: 4096, alpha_us_rendezvous: 3.5, "
+                             "latency_us: { 8: 0.3, 512: 0.9, 2048: 1.5 }"));
+  ASSERT_EQ(m.intra.latency.size(), 3u);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(1), 0.3);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(8), 0.3);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(64), 0.6);  // halfway from 8 to 512 in log(bytes)
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(512), 0.9);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(1024), 1.2);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(2048), 1.5);
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(4096), 0.7);   // above the table: alpha_us below the switch
+  EXPECT_DOUBLE_EQ(m.intra.alpha_for(4097), 3.5);   // and alpha_us_rendezvous above it
+  EXPECT_TRUE(m.inter.latency.empty());
+  EXPECT_DOUBLE_EQ(m.inter.alpha_for(8), 5.0);
+  const auto bad = [](const std::string& table) {
+    return error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, latency_us: " + table));
+  };
+  EXPECT_NE(bad("{ 512: 0.9, 8: 0.3 }").find("links.intra.latency_us: message sizes must ascend, each once; 8 comes "
+                                            "after 512"),
+            std::string::npos);
+  EXPECT_NE(bad("{ 8: -1 }").find("links.intra.latency_us[8] must be zero or positive"), std::string::npos);
+  EXPECT_NE(bad("{ 0: 1 }").find("must be at least 1"), std::string::npos);
+  EXPECT_NE(bad("{}").find("must be a mapping of message sizes in bytes to latencies in us"), std::string::npos);
+  EXPECT_NE(bad("[1, 2]").find("must be a mapping of message sizes"), std::string::npos);
 }
 
 TEST(Topology, ShippedGpuAndClusterFilesAreCopiedByDma) {
@@ -268,7 +305,7 @@ TEST(Topology, UnknownKeysListTheValidOnes) {
             "ranks_per_node, rank_to_node, cache_bytes, call_overhead_us, links, reduce, copy");
   EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwith_GBps: 150")),
             "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps, "
-            "bandwidth_GBps_beyond_cache, copied_by, rendezvous_bytes, alpha_us_rendezvous");
+            "bandwidth_GBps_beyond_cache, copied_by, rendezvous_bytes, alpha_us_rendezvous, latency_us");
   EXPECT_EQ(error_of(edited("  inter:", "  intre:")),
             "t.yaml:6:3: unknown key 'intre' in links; valid keys: intra, inter");
   EXPECT_EQ(error_of(edited("nodes: 2", "nodes: 2\nnodes: 3")), "t.yaml:3:1: key 'nodes' appears twice in the topology");
