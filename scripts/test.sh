@@ -3,7 +3,8 @@
 #   main   unit tests, loopback tests (ranks as threads), mpirun tests at 1 to 5 ranks, the
 #          bench/model/calibrate command lines, faults, and the soak (ARLAB_SOAK_SECONDS of
 #          random calls per configuration, 60 by default), in build/
-#   asan   AddressSanitizer + UBSan: unit, loopback and np 2-3 mpirun tests (scripts/sanitize.sh)
+#   asan   AddressSanitizer + UBSan: unit, loopback and np 2-3 mpirun tests (scripts/sanitize.sh;
+#          like tsan, a CPU-only build: -DARLAB_CUDA=OFF, where main builds kernels/ when nvcc is found)
 #   tsan   ThreadSanitizer: the loopback and other multi-threaded tests  (scripts/sanitize.sh)
 #   fuzz   libFuzzer: the regression inputs, then FUZZ_SECONDS (20) per target (scripts/fuzz.sh)
 # Every stage runs even when an earlier one failed; the exit status is 1 if any failed.
@@ -19,7 +20,7 @@ while (($#)); do
     --quick) stages=main soak_seconds=10 ;;
     --stages) stages=${2:?--stages needs a list, e.g. main,fuzz}; shift ;;
     --stages=*) stages=${1#--stages=} ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scripts/test.sh: unknown argument '$1' (usage: scripts/test.sh [--quick] [--stages main,asan,tsan,fuzz])" >&2
        exit 2 ;;
   esac

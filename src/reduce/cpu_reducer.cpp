@@ -16,18 +16,14 @@
 // block in, reduce it in float, round it back. The conversions are branch-free (half.hpp),
 // so all four steps vectorise. No heap allocation.
 //
-// Avg reduces as Sum; cpu_divide does the final division. Integers truncate toward zero
-// (MIN / -1 wraps to MIN, as two's complement negation does). Floats are correctly rounded
-// for any |divisor| < 2^27 (any real rank count): float and double divide in double (for
-// float, the quotient's rounding to double cannot mislead the rounding to float); half and
-// bfloat16 divide in double and go to float by round-to-odd, so that the final rounding to
-// 16 bits is as if done once.
+// Avg reduces as Sum; cpu_divide does the final division (divide_element, elementwise.hpp).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
 
+#include "reduce/dispatch.hpp"
 #include "reduce/elementwise.hpp"
 #include "reduce/reducer.hpp"
 
@@ -35,33 +31,6 @@ namespace arlab::detail {
 namespace {
 
 constexpr std::size_t kBlock = 256;  // elements per block (and per stack scratch array)
-
-[[noreturn]] void throw_unknown(const char* where, const char* what, int value,
-                                const char* valid) {
-  throw Error(Error::Code::InvalidArgument, std::string(where) + ": unknown " + what +
-                                                " value " + std::to_string(value) +
-                                                " (valid: " + valid + ")");
-}
-
-// Calls f(T{}) with the storage type of `type`.
-template <class F>
-void visit_type(DataType type, const char* where, F&& f) {
-  switch (type) {
-    case DataType::Int8: return f(std::int8_t{});
-    case DataType::UInt8: return f(std::uint8_t{});
-    case DataType::Int32: return f(std::int32_t{});
-    case DataType::UInt32: return f(std::uint32_t{});
-    case DataType::Int64: return f(std::int64_t{});
-    case DataType::UInt64: return f(std::uint64_t{});
-    case DataType::Float16: return f(Half{});
-    case DataType::BFloat16: return f(BFloat16{});
-    case DataType::Float32: return f(float{});
-    case DataType::Float64: return f(double{});
-  }
-  throw_unknown(where, "DataType", static_cast<int>(type),
-                "0..9: Int8, UInt8, Int32, UInt32, Int64, UInt64, Float16, BFloat16, Float32, "
-                "Float64");
-}
 
 // ---- native types ----------------------------------------------------------------------
 
@@ -144,55 +113,27 @@ void reduce_as(const void* a, const void* b, void* out, std::size_t n) {
   }
 }
 
-// ---- division (the last step of Avg) ---------------------------------------------------
-
-template <class T>
-void divide_signed(T* data, std::size_t n, int divisor) {
-  if (divisor == -1) {  // the one quotient that can overflow: MIN / -1 wraps to MIN
-    for (std::size_t i = 0; i < n; ++i)
-      data[i] = static_cast<T>(WrapType<T>{0} - static_cast<WrapType<T>>(data[i]));
-    return;
-  }
-  const std::int64_t d = divisor;
-  for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<T>(data[i] / d);
-}
-
-template <class T>
-void divide_unsigned(T* data, std::size_t n, int divisor, DataType type) {
-  if (divisor < 0)
-    throw Error(Error::Code::InvalidArgument, "cpu_divide: divisor " + std::to_string(divisor) +
-                                                  " is negative for unsigned type " +
-                                                  to_string(type));
-  const std::uint64_t d = static_cast<std::uint64_t>(divisor);
-  for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<T>(data[i] / d);
-}
-
-// q rounded to float by round-to-odd: truncate, and set the last bit if inexact. A later
-// round-to-nearest to fewer bits then gives the same result as rounding q directly.
-float to_float_round_to_odd(double q) {
-  const float f = static_cast<float>(q);
-  if (static_cast<double>(f) == q || q != q) return f;
-  std::uint32_t bits = bit_cast_hd<std::uint32_t>(f);
-  if (std::fabs(static_cast<double>(f)) > std::fabs(q)) --bits;  // rounded away: step back
-  return bit_cast_hd<float>(bits | 1u);
-}
+// ---- division (the last step of Avg): divide_element, elementwise.hpp ------------------
 
 template <class T>
 void divide_as(DataType type, void* data, std::size_t n, int divisor) {
-  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-    divide_signed(static_cast<T*>(data), n, divisor);
-  } else if constexpr (std::is_integral_v<T>) {
-    divide_unsigned(static_cast<T*>(data), n, divisor, type);
-  } else if constexpr (kComputedNatively<T>) {  // float, double
+  if constexpr (std::is_integral_v<T> && !std::is_signed_v<T>) {
+    if (divisor < 0)
+      throw Error(Error::Code::InvalidArgument, "cpu_divide: divisor " + std::to_string(divisor) +
+                                                    " is negative for unsigned type " + to_string(type));
+  }
+  if constexpr (kComputedNatively<T>) {
     T* p = static_cast<T*>(data);
-    for (std::size_t i = 0; i < n; ++i)
-      p[i] = static_cast<T>(static_cast<double>(p[i]) / divisor);
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+      if (divisor == -1) {  // apart, so the common loop has no branch
+        for (std::size_t i = 0; i < n; ++i) p[i] = divide_element(p[i], -1);
+        return;
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) p[i] = divide_element(p[i], divisor);
   } else {  // Half, BFloat16
     auto* p = static_cast<std::uint16_t*>(data);
-    for (std::size_t i = 0; i < n; ++i) {
-      const double q = static_cast<double>(Element<T>::load(T{p[i]})) / divisor;
-      p[i] = Element<T>::store(to_float_round_to_odd(q)).bits;
-    }
+    for (std::size_t i = 0; i < n; ++i) p[i] = divide_element(T{p[i]}, divisor).bits;
   }
 }
 
@@ -201,16 +142,7 @@ void divide_as(DataType type, void* data, std::size_t n, int divisor) {
 void cpu_reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out,
                 std::size_t n) {
   visit_type(type, "cpu_reduce", [&](auto tag) {
-    using T = decltype(tag);
-    switch (op) {
-      case ReduceOp::Sum:
-      case ReduceOp::Avg: return reduce_as<T, SumOp>(a, b, out, n);
-      case ReduceOp::Prod: return reduce_as<T, ProdOp>(a, b, out, n);
-      case ReduceOp::Min: return reduce_as<T, MinOp>(a, b, out, n);
-      case ReduceOp::Max: return reduce_as<T, MaxOp>(a, b, out, n);
-    }
-    throw_unknown("cpu_reduce", "ReduceOp", static_cast<int>(op),
-                  "0..4: Sum, Prod, Min, Max, Avg");
+    visit_op(op, "cpu_reduce", [&](auto functor) { reduce_as<decltype(tag), decltype(functor)>(a, b, out, n); });
   });
 }
 

@@ -12,7 +12,12 @@
 //     operand is NaN the result is a (quiet) NaN, and -0 < +0. Both choices keep the ops
 //     commutative (up to which payload survives when both operands are NaN), so every rank
 //     of an all-reduce gets the same bits whatever order an algorithm combines them in.
-//   - Avg is reduced as Sum; the division by the number of ranks is a separate step.
+//   - Avg is reduced as Sum; the division by the number of ranks is a separate step
+//     (divide_element below). Integers truncate toward zero (MIN / -1 wraps to MIN, as two's
+//     complement negation does). Floats are correctly rounded for any |divisor| < 2^27 (any
+//     real rank count): float and double divide in double (for float, the quotient's rounding
+//     to double cannot mislead the rounding to float); half and bfloat16 divide in double and
+//     go to float by round-to-odd, so that the final rounding to 16 bits is as if done once.
 //
 // Functors take and return the storage type (int8_t ... double, Half, BFloat16); apply()
 // works on the compute type (float for the 16-bit formats).
@@ -142,5 +147,32 @@ struct MaxOp : ElementOp<MaxOp> {
     }
   }
 };
+
+// q rounded to float by round-to-odd: truncate, and set the last bit if inexact. A later
+// round-to-nearest to fewer bits then gives the same result as rounding q directly.
+ARLAB_HD inline float float_round_to_odd(double q) noexcept {
+  const float f = static_cast<float>(q);
+  if (static_cast<double>(f) == q || q != q) return f;
+  std::uint32_t bits = bit_cast_hd<std::uint32_t>(f);
+  const double af = f < 0 ? -static_cast<double>(f) : static_cast<double>(f), aq = q < 0 ? -q : q;
+  if (af > aq) --bits;  // rounded away from zero: step back toward it
+  return bit_cast_hd<float>(bits | 1u);
+}
+
+// One element of the last step of Avg: v / divisor. For unsigned T the caller has checked
+// that divisor > 0 (cpu_divide and the CUDA launcher throw for a negative one).
+template <class T>
+ARLAB_HD T divide_element(T v, int divisor) noexcept {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    if (divisor == -1) return static_cast<T>(WrapType<T>{0} - static_cast<WrapType<T>>(v));  // MIN / -1
+    return static_cast<T>(static_cast<std::int64_t>(v) / divisor);
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<std::uint64_t>(v) / static_cast<std::uint64_t>(divisor));
+  } else if constexpr (kComputedNatively<T>) {  // float, double
+    return static_cast<T>(static_cast<double>(v) / divisor);
+  } else {  // Half, BFloat16
+    return Element<T>::store(float_round_to_odd(static_cast<double>(Element<T>::load(v)) / divisor));
+  }
+}
 
 }  // namespace arlab::detail
