@@ -100,11 +100,12 @@ class UcxRmaTransport final : public Transport {
     ops_[slot].src = buf;
     const std::uint64_t key = channel_key(peer, message_key(index));
     if (auto it = arrived_.find(key); it != arrived_.end()) {
-      const Cts cts = it->second;
-      arrived_.erase(it);
+      const Cts cts = it->second.front();
+      it->second.pop_front();
+      if (it->second.empty()) arrived_.erase(it);
       put(slot, cts);
     } else {
-      waiting_sends_.emplace(key, slot);
+      waiting_sends_[key].push_back(slot);
     }
     return slot;
   }
@@ -158,11 +159,12 @@ class UcxRmaTransport final : public Transport {
     for (const Cts& c : inbox_cts_) {
       const std::uint64_t key = channel_key(static_cast<int>(c.from), c.key);
       if (auto it = waiting_sends_.find(key); it != waiting_sends_.end()) {
-        const Request slot = it->second;
-        waiting_sends_.erase(it);
+        const Request slot = it->second.front();
+        it->second.pop_front();
+        if (it->second.empty()) waiting_sends_.erase(it);
         put(slot, c);
       } else {
-        arrived_.emplace(key, c);
+        arrived_[key].push_back(c);
       }
     }
     inbox_cts_.clear();
@@ -477,8 +479,11 @@ class UcxRmaTransport final : public Transport {
   std::deque<Request> starved_;  // receives waiting for a flag slot
   SlotPool slots_;
 
-  std::unordered_map<std::uint64_t, Request> waiting_sends_;  // (peer, call, index) -> send
-  std::unordered_map<std::uint64_t, Cts> arrived_;            // clear-to-sends before their send
+  // (peer, call, index) -> sends, and clear-to-sends that came before their send, each in
+  // posting order: messages of one pair with one index match in order (the Transport contract;
+  // the staged transport sends a message as several pieces with its index).
+  std::unordered_map<std::uint64_t, std::deque<Request>> waiting_sends_;
+  std::unordered_map<std::uint64_t, std::deque<Cts>> arrived_;
   std::unordered_map<std::uint64_t, ucp_rkey_h> rkeys_;       // (peer, registration) -> key
 
   std::vector<Cts> inbox_cts_;
