@@ -199,16 +199,18 @@ void Bench::choose_algorithms() {
     auto f = agree(world_, guarded([&] {
                      comm.allreduce(recv_.get(), recv_.get(), 0, o_.dtypes.front(), o_.ops.front(), a);
                    }));
-    if (!f) {
+    if (!f && a == Algorithm::Nccl) {  // NCCL is here, but it reduces device memory only
+      notes_.push_back("skipped nccl: it needs device buffers, and arlab-bench has only host buffers so far");
+    } else if (!f) {
       algorithms_.push_back(a);
     } else if (f->code == Error::Code::Unavailable && o_.all_algorithms) {
-      lacking.push_back(to_string(a));
+      lacking.push_back(to_string(a) + " (" + f->message + ")");
     } else {
       notes_.push_back("skipped " + to_string(a) + ": " + f->message);
       if (f->code != Error::Code::Unavailable) failed_.push_back(to_string(a) + ": " + f->message);
     }
   }
-  if (!lacking.empty()) notes_.push_back("not in this build: " + join(lacking) + " (-a all runs what there is)");
+  if (!lacking.empty()) notes_.push_back("unavailable here, skipped: " + join(lacking, "; ") + " (-a all runs what there is)");
 }
 
 HeaderExtras Bench::extras() const {

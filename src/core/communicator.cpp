@@ -26,7 +26,11 @@ MPI_Comm duplicate(MPI_Comm comm) {
   return dup;
 }
 
-std::unique_ptr<detail::Transport> make_transport(const Options& o, MPI_Comm comm) {
+}  // namespace
+
+namespace detail {
+
+std::unique_ptr<Transport> make_transport(const Options& o, MPI_Comm comm) {
   const TransportKind kind = *o.transport;
   if (!transport_available(kind))
     throw Error(Error::Code::Unavailable,
@@ -34,10 +38,10 @@ std::unique_ptr<detail::Transport> make_transport(const Options& o, MPI_Comm com
                     "' is not in this build: UCX was not found when arlab was built (install libucx-dev, "
                     "reconfigure with -DARLAB_UCX=ON)");
   switch (kind) {
-    case TransportKind::Mpi: return detail::make_mpi_transport(comm, *o.timeout_s);
+    case TransportKind::Mpi: return make_mpi_transport(comm, *o.timeout_s);
 #ifdef ARLAB_HAVE_UCX
-    case TransportKind::Ucx: return detail::make_ucx_transport(comm, *o.timeout_s);
-    case TransportKind::UcxRma: return detail::make_ucx_rma_transport(comm, *o.timeout_s);
+    case TransportKind::Ucx: return make_ucx_transport(comm, *o.timeout_s);
+    case TransportKind::UcxRma: return make_ucx_rma_transport(comm, *o.timeout_s);
 #endif
     default: break;
   }
@@ -45,7 +49,7 @@ std::unique_ptr<detail::Transport> make_transport(const Options& o, MPI_Comm com
               "arlab::Communicator: unknown transport value " + std::to_string(static_cast<int>(kind)));
 }
 
-}  // namespace
+}  // namespace detail
 
 bool transport_available(TransportKind kind) {
   switch (kind) {
@@ -65,7 +69,7 @@ Communicator::Communicator(MPI_Comm comm, Options options) {
   const Options resolved = options.resolved();  // bad knobs fail before any MPI call
   comm_ = duplicate(comm);
   try {
-    engine_ = std::make_unique<detail::Engine>(make_transport(resolved, comm_), resolved, comm_);
+    engine_ = std::make_unique<detail::Engine>(detail::make_transport(resolved, comm_), resolved, comm_);
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;

@@ -47,6 +47,54 @@ Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm m
   if (machine_) machine_source_ = "'" + machine_->name + "', the topology file " + *options_.topology;
 }
 
+Engine::~Engine() {
+  if (device_scratch_) {
+    device_->synchronize();
+    device_->free_device(device_scratch_);
+  }
+}
+
+void Engine::use_device_memory(std::unique_ptr<DeviceMemory> memory, std::size_t piece_bytes) {
+  device_ = std::move(memory);
+  device_looked_for_ = true;
+  piece_bytes_ = piece_bytes;
+}
+
+bool Engine::on_device(const void* send, const void* recv) {
+  if (!device_looked_for_) {
+    device_looked_for_ = true;
+    std::string why;
+    device_ = make_cuda_device_memory(why);
+  }
+  if (!device_) return false;  // no device: every buffer is host memory
+  if (send == last_kinds_.send && recv == last_kinds_.recv) return last_kinds_.device;
+  const auto kind = [&](const void* p) { return device_->classify(p) != DeviceMemory::Kind::Host; };
+  const bool s = kind(send), r = send == recv ? s : kind(recv);
+  if (s != r)
+    invalid(std::string("the send buffer is ") + (s ? "device" : "host") + " memory and the recv buffer " +
+            (r ? "device" : "host") + " memory (" + device_->name() + "); both must be on the same side");
+  last_kinds_ = {send, recv, s};
+  return s;
+}
+
+void Engine::run_on_device(const Program& prog, const void* send, void* recv, const Call& call) {
+  if (!staged_) {
+    staged_ = std::make_unique<StagedTransport>(*transport_, *device_, piece_bytes_);
+    device_executor_ = std::make_unique<Executor>(*staged_, device_->reducer());
+  }
+  const std::size_t scratch_bytes = prog.schedule.scratch_count * call.elem_size;
+  if (device_scratch_bytes_ < scratch_bytes) {
+    if (device_scratch_) device_->free_device(device_scratch_);
+    device_scratch_ = nullptr;
+    device_scratch_bytes_ = 0;
+    device_scratch_ = device_->alloc_device(scratch_bytes);
+    device_scratch_bytes_ = scratch_bytes;
+  }
+  device_executor_->run(prog, Buffers{send, recv, device_scratch_}, call);
+  if (call.user_op == ReduceOp::Avg && size() > 1) device_->reducer().divide(call.type, recv, call.count, size());
+  device_->synchronize();  // the blocking call returns with the result in recv
+}
+
 const Machine& Engine::machine() const {
   if (machine_) return *machine_;
   if (mpi_comm_ == MPI_COMM_NULL) {
@@ -95,27 +143,41 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
     const Algorithm requested = algorithm;
     if (algorithm == Algorithm::Auto) algorithm = *options_.algorithm;
     if (algorithm == Algorithm::Auto) algorithm = choose(count, type, in_place);
-    if (algorithm == Algorithm::Hierarchical || algorithm == Algorithm::Nccl)
+    if (algorithm == Algorithm::Hierarchical)
       throw Error(Error::Code::Unavailable,
                   "arlab: algorithm '" + to_string(algorithm) + "' is not available yet in this version");
+    if (algorithm == Algorithm::Nccl) {
+      if (mpi_comm_ == MPI_COMM_NULL)
+        throw Error(Error::Code::Unavailable, "arlab: the nccl baseline needs an MPI communicator");
+      if (!nccl_) nccl_ = make_nccl_baseline(mpi_comm_);  // collective; throws Unavailable without NCCL or a GPU
+      if (count != 0) nccl_->allreduce(send, recv, count, type, op);
+      return;
+    }
     if (count == 0) return;
     if (algorithm == Algorithm::Mpi) {
       if (mpi_comm_ == MPI_COMM_NULL)
         throw Error(Error::Code::Unavailable, "arlab: the mpi baseline needs an MPI communicator");
+      if (on_device(send, recv))
+        throw Error(Error::Code::Unavailable,
+                    "arlab: the mpi baseline needs host buffers (this MPI is not known to be CUDA-aware)");
       mpi_allreduce(mpi_comm_, send, recv, count, type, op);
       return;
     }
     prog = &program(algorithm, count, elem, in_place);
     last_ = {requested, count, elem, in_place, algorithm, prog};
   }
-  const std::size_t scratch_bytes = prog->schedule.scratch_count * elem;
-  if (scratch_.size() < scratch_bytes) scratch_.resize(scratch_bytes);
-  const Buffers buffers{send, recv, scratch_.data()};
   const Call call{algorithm, count, type, op, op == ReduceOp::Avg ? ReduceOp::Sum : op, elem,
                   *options_.timeout_s,
                   call_signature(static_cast<int>(algorithm), count, static_cast<int>(type), static_cast<int>(op))};
+  const bool device = on_device(send, recv);  // may refuse the buffers: before any message, still usable
   try {
-    executor_.run(*prog, buffers, call);
+    if (device) {
+      run_on_device(*prog, send, recv, call);
+      return;
+    }
+    const std::size_t scratch_bytes = prog->schedule.scratch_count * elem;
+    if (scratch_.size() < scratch_bytes) scratch_.resize(scratch_bytes);
+    executor_.run(*prog, Buffers{send, recv, scratch_.data()}, call);
   } catch (const Error&) {
     // A call that failed part-way leaves peers in unknown states (the executor abandoned its
     // messages): refuse further calls rather than risk mismatched messages.

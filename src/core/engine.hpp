@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "arlab/arlab.hpp"
+#include "baseline/nccl_baseline.hpp"
+#include "device/device_memory.hpp"
+#include "device/staged_transport.hpp"
 #include "exec/executor.hpp"
 #include "model/machine.hpp"
 #include "reduce/reducer.hpp"
@@ -22,8 +25,13 @@
 
 namespace arlab::detail {
 
+// The transport `o.transport` names (resolved options), over `comm`; Unavailable when this
+// build lacks it.
+std::unique_ptr<Transport> make_transport(const Options& o, MPI_Comm comm);
+
 class Engine {
  public:
+  ~Engine();
   // `options` resolved. `mpi_comm` serves the "mpi" baseline; MPI_COMM_NULL where there is none.
   Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm);
 
@@ -43,7 +51,18 @@ class Engine {
                  Algorithm algorithm);
   Plan plan(std::size_t count, DataType type, bool in_place = false) const;
 
+  // The device whose memory calls may pass (device/device_memory.hpp): by default the CUDA
+  // one, found on the first call when this build has CUDA and a device is usable; tests give
+  // the host stand-in, and a piece size for the staging. Before the first call only.
+  void use_device_memory(std::unique_ptr<DeviceMemory> memory,
+                         std::size_t piece_bytes = StagedTransport::kDefaultPieceBytes);
+  // The staging transport of the device path, once a call has used it (tests read its memory).
+  const StagedTransport* staged_transport() const { return staged_.get(); }
+
  private:
+  // Whether the call's buffers are device memory: both, or neither (else InvalidArgument).
+  bool on_device(const void* send, const void* recv);
+  void run_on_device(const Program& prog, const void* send, void* recv, const Call& call);
   void check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
                        ReduceOp op, Algorithm algorithm) const;
   Algorithm choose(std::size_t count, DataType type, bool in_place);
@@ -60,6 +79,21 @@ class Engine {
   mutable std::string machine_source_;
   CpuReducer reducer_;
   Executor executor_;
+  // The device path: its memory, the staging transport over transport_, their executor, and
+  // device scratch. Made on the first call that passes device memory.
+  std::unique_ptr<DeviceMemory> device_;
+  bool device_looked_for_ = false;
+  std::size_t piece_bytes_ = StagedTransport::kDefaultPieceBytes;
+  std::unique_ptr<StagedTransport> staged_;
+  std::unique_ptr<Executor> device_executor_;
+  void* device_scratch_ = nullptr;
+  std::unique_ptr<NcclBaseline> nccl_;  // made on the first nccl call
+  std::size_t device_scratch_bytes_ = 0;
+  struct LastKinds {  // the last call's classification: repeated buffers skip the runtime's lookup
+    const void* send = nullptr;
+    const void* recv = nullptr;
+    bool device = false;
+  } last_kinds_;
   bool broken_ = false;  // after a failed call the peers' state is unknown: refuse further calls
 
   using ProgramKey = std::tuple<Algorithm, std::size_t, std::size_t, bool>;

@@ -68,7 +68,9 @@ Machine Machine::uniform(double alpha_us, double beta, double gamma) {
   Machine m;
   m.name = "uniform";
   m.source = "built-in";
-  m.intra = m.inter = LinkCost{alpha_us, beta};
+  m.intra.alpha_us = alpha_us;
+  m.intra.us_per_byte = beta;
+  m.inter = m.intra;
   m.reduce_us_per_byte = gamma;
   m.copy_us_per_byte = gamma;
   return m;
@@ -86,7 +88,12 @@ Machine Machine::local_default() {
   m.name = "one shared-memory node (built-in defaults)";
   m.source = "built-in";
   // copied_by: cpu; Open MPI's eager -> rendezvous switch: above 2048 B, alpha 3.261 us.
-  m.intra = m.inter = LinkCost{0.3896, 1e-3 / 9.456, true, 2048, 3.261};
+  m.intra.alpha_us = 0.3896;
+  m.intra.us_per_byte = 1e-3 / 9.456;
+  m.intra.cpu_copies = true;
+  m.intra.rendezvous_bytes = 2048;
+  m.intra.alpha_us_rendezvous = 3.261;
+  m.inter = m.intra;
   m.reduce_us_per_byte = 1e-3 / 23.25;
   m.copy_us_per_byte = 1e-3 / 104.5;
   m.call_us = 0;  // measured: an exchange run alone costs no more than one in a chain

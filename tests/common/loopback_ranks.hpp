@@ -13,6 +13,15 @@
 
 namespace arlab::test {
 
+// Options for loopback engines: the chunk size, a generous timeout, no log lines.
+inline Options loopback_options(std::size_t chunk) {
+  Options o;
+  o.chunk_bytes = chunk;
+  o.timeout_s = 60;
+  o.log_level = LogLevel::None;
+  return o;
+}
+
 inline void on_threads(int p, const Options& options, const std::function<void(detail::Engine&, int)>& body) {
   auto world = detail::make_loopback_world(p);
   std::vector<std::thread> threads;

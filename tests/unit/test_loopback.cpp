@@ -8,6 +8,7 @@
 
 #include "common/loopback_ranks.hpp"
 #include "core/engine.hpp"
+#include "common/reference.hpp"
 #include "common/store.hpp"
 #include "reduce/reducer.hpp"
 #include "transport/loopback_transport.hpp"
@@ -20,40 +21,11 @@ const DataType kTypes[] = {DataType::Int8,    DataType::UInt8,    DataType::Int3
                            DataType::Float32, DataType::Float64};
 const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
 
-// Integer-valued data, exact in every type: small values, and for Prod only 1 and 2.
-double value(int rank, std::size_t i, ReduceOp op) {
-  if (op == ReduceOp::Prod) return (i + static_cast<std::size_t>(rank)) % 5 == 0 ? 2 : 1;
-  return static_cast<double>((i * 7 + static_cast<std::size_t>(rank) * 3) % 11) + 1;
-}
-
-std::vector<std::byte> fill(DataType type, std::size_t count, int rank, ReduceOp op) {
-  const std::size_t e = size_of(type);
-  std::vector<std::byte> v(count * e);
-  for (std::size_t i = 0; i < count; ++i) test::store(type, v.data() + i * e, value(rank, i, op));
-  return v;
-}
-
-// The expected result: rank 0's data reduced with every other rank's, in rank order.
-std::vector<std::byte> reference(DataType type, std::size_t count, int p, ReduceOp op) {
-  auto acc = fill(type, count, 0, op);
-  const ReduceOp run = op == ReduceOp::Avg ? ReduceOp::Sum : op;
-  for (int r = 1; r < p; ++r) {
-    auto other = fill(type, count, r, op);
-    cpu_reduce(run, type, acc.data(), other.data(), acc.data(), count);
-  }
-  if (op == ReduceOp::Avg) cpu_divide(type, acc.data(), count, p);
-  return acc;
-}
-
+using arlab::test::fill;
+using arlab::test::reference;
 using arlab::test::on_threads;
 
-Options test_options(std::size_t chunk) {
-  Options o;
-  o.chunk_bytes = chunk;
-  o.timeout_s = 60;
-  o.log_level = LogLevel::None;
-  return o;
-}
+Options test_options(std::size_t chunk) { return arlab::test::loopback_options(chunk); }
 
 class LoopbackAllreduce : public ::testing::TestWithParam<Algorithm> {};
 
@@ -144,7 +116,9 @@ TEST(Loopback, UnavailableAlgorithmsSaySo) {
         ADD_FAILURE() << to_string(a) << " ran";
       } catch (const Error& err) {
         EXPECT_EQ(err.code(), Error::Code::Unavailable);
-        EXPECT_NE(std::string(err.what()).find("not available yet"), std::string::npos);
+        // Hierarchical is not built yet; nccl needs MPI for its setup, which loopback ranks lack.
+        const char* why = a == Algorithm::Nccl ? "the nccl baseline needs an MPI communicator" : "not available yet";
+        EXPECT_NE(std::string(err.what()).find(why), std::string::npos) << err.what();
       }
     }
   });

@@ -1,0 +1,182 @@
+// The CUDA implementation of DeviceMemory (device_memory.hpp): the current device, a copy
+// stream and a compute stream (both non-blocking: they never wait for the legacy default
+// stream), page-locked staging from cudaHostAlloc, and events recorded after every copy and
+// kernel, queried in order. Built with ARLAB_HAVE_CUDA; otherwise make_cuda_device_memory says
+// the build has no CUDA.
+#include "device/device_memory.hpp"
+
+#ifdef ARLAB_HAVE_CUDA
+
+#include <cuda_runtime.h>
+
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "kernels/kernels.hpp"
+
+namespace arlab::detail {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(Error::Code::Internal, std::string("arlab: CUDA ") + what + ": " + cudaGetErrorString(e));
+}
+
+// A stream and the events recorded on it, numbered from 1; done(n) once event n has fired.
+class EventStream {
+ public:
+  EventStream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  ~EventStream() {
+    cudaStreamSynchronize(stream_);
+    for (auto& [n, e] : pending_) cudaEventDestroy(e);
+    for (cudaEvent_t e : free_) cudaEventDestroy(e);
+    cudaStreamDestroy(stream_);
+  }
+  cudaStream_t stream() const { return stream_; }
+  std::uint64_t record() {
+    cudaEvent_t e;
+    if (free_.empty()) {
+      check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    } else {
+      e = free_.back();
+      free_.pop_back();
+    }
+    check(cudaEventRecord(e, stream_), "cudaEventRecord");
+    pending_.emplace_back(++recorded_, e);
+    return recorded_;
+  }
+  bool done(std::uint64_t n) {
+    while (finished_ < n && !pending_.empty()) {
+      const cudaError_t q = cudaEventQuery(pending_.front().second);
+      if (q == cudaErrorNotReady) return false;
+      check(q, "cudaEventQuery");
+      finished_ = pending_.front().first;
+      free_.push_back(pending_.front().second);
+      pending_.pop_front();
+    }
+    return finished_ >= n;
+  }
+  void synchronize() { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+  std::deque<std::pair<std::uint64_t, cudaEvent_t>> pending_;
+  std::vector<cudaEvent_t> free_;
+  std::uint64_t recorded_ = 0, finished_ = 0;
+};
+
+// Events: the number on its stream times two, plus the stream (0 copy, 1 compute).
+constexpr DeviceMemory::Event event_of(std::uint64_t n, unsigned stream) { return n << 1 | stream; }
+
+class CudaDeviceMemory;
+
+class CudaReducer final : public Reducer {
+ public:
+  explicit CudaReducer(CudaDeviceMemory& m) : memory_(m) {}
+  Event reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) override;
+  Event copy(const void* src, void* dst, std::size_t bytes) override;
+  Event divide(DataType type, void* data, std::size_t n, int divisor) override;
+  bool done(Event event) override;
+
+ private:
+  CudaDeviceMemory& memory_;
+};
+
+class CudaDeviceMemory final : public DeviceMemory {
+ public:
+  explicit CudaDeviceMemory(int device) : device_(device), reducer_(*this) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) name_ = std::string("cuda (") + prop.name + ")";
+  }
+  std::string name() const override { return name_; }
+
+  Kind classify(const void* p) const override {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+      cudaGetLastError();  // an unknown pointer is host memory; clear the error
+      return Kind::Host;
+    }
+    return a.type == cudaMemoryTypeDevice ? Kind::Device : a.type == cudaMemoryTypeManaged ? Kind::Managed : Kind::Host;
+  }
+
+  void* alloc_staging(std::size_t bytes) override {
+    void* p = nullptr;
+    check(cudaHostAlloc(&p, bytes ? bytes : 1, cudaHostAllocPortable), "cudaHostAlloc");
+    return p;
+  }
+  void free_staging(void* p) noexcept override { cudaFreeHost(p); }
+  void* alloc_device(std::size_t bytes) override {
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
+    return p;
+  }
+  void free_device(void* p) noexcept override { cudaFree(p); }
+
+  Event to_host(void* host, const void* device, std::size_t bytes) override {
+    check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, copies_.stream()), "cudaMemcpyAsync");
+    return event_of(copies_.record(), 0);
+  }
+  Event to_device(void* device, const void* host, std::size_t bytes) override {
+    check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, copies_.stream()), "cudaMemcpyAsync");
+    return event_of(copies_.record(), 0);
+  }
+  bool done(Event e) override { return e == kDone || ((e & 1) ? compute_ : copies_).done(e >> 1); }
+  Reducer& reducer() override { return reducer_; }
+  void synchronize() override {
+    copies_.synchronize();
+    compute_.synchronize();
+  }
+
+  kernels::Stream compute_stream() { return compute_.stream(); }
+  Event compute_event() { return event_of(compute_.record(), 1); }
+
+ private:
+  int device_;
+  std::string name_ = "cuda";
+  CudaReducer reducer_;
+  EventStream copies_, compute_;
+};
+
+Reducer::Event CudaReducer::reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) {
+  kernels::reduce(op, type, a, b, out, nullptr, n, memory_.compute_stream());
+  return memory_.compute_event();
+}
+Reducer::Event CudaReducer::copy(const void* src, void* dst, std::size_t bytes) {
+  kernels::copy(src, dst, bytes, memory_.compute_stream());
+  return memory_.compute_event();
+}
+Reducer::Event CudaReducer::divide(DataType type, void* data, std::size_t n, int divisor) {
+  kernels::divide(type, data, n, divisor, memory_.compute_stream());
+  return memory_.compute_event();
+}
+bool CudaReducer::done(Event event) { return memory_.done(event); }
+
+}  // namespace
+
+std::unique_ptr<DeviceMemory> make_cuda_device_memory(std::string& why) {
+  if (kernels::device_count() == 0) {
+    why = kernels::unavailable_reason();
+    return nullptr;
+  }
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    why = "no current CUDA device";
+    return nullptr;
+  }
+  return std::make_unique<CudaDeviceMemory>(device);
+}
+
+}  // namespace arlab::detail
+
+#else
+
+namespace arlab::detail {
+
+std::unique_ptr<DeviceMemory> make_cuda_device_memory(std::string& why) {
+  why = "this arlab was built without CUDA (ARLAB_CUDA=OFF, or no nvcc at build time)";
+  return nullptr;
+}
+
+}  // namespace arlab::detail
+
+#endif

@@ -1,0 +1,61 @@
+// The seam between arlab's executor and a device's memory: what the device path needs from a
+// GPU runtime, and nothing else. Two implementations:
+//   - CUDA (cuda_device_memory.cpp, with ARLAB_HAVE_CUDA): cudaPointerGetAttributes to classify,
+//     cudaHostAlloc'd staging buffers, cudaMemcpyAsync on a dedicated copy stream, arlab's
+//     kernels (kernels/) on a compute stream, CUDA events for completion;
+//   - host (host_device_memory.cpp): "device" memory that is host memory handed out by the
+//     implementation itself, and two worker threads standing in for the copy and compute
+//     streams, so every copy and reduction completes later, in stream order, as on a GPU. The
+//     CPU tests run the whole device path (staging, events, ordering, overlap) through it.
+//
+// Completion is polled (done), never waited on: the executor keeps its transport progressing
+// while copies and kernels run, and starts a step only once every step it depends on is done,
+// so the order between the copy stream, the compute stream and the wire is kept by the
+// executor's dependencies, with no cross-stream waits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "reduce/reducer.hpp"
+
+namespace arlab::detail {
+
+class DeviceMemory {
+ public:
+  enum class Kind { Host, Device, Managed };
+  using Event = std::uint64_t;
+  static constexpr Event kDone = 0;
+
+  virtual ~DeviceMemory() = default;
+  virtual std::string name() const = 0;  // "cuda (NVIDIA H200)", "host test device"
+
+  // Where `p` lives. Host for memory the device runtime does not know (plain malloc).
+  virtual Kind classify(const void* p) const = 0;
+
+  // Page-locked host memory for staging (DMA-able), and device memory (scratch).
+  virtual void* alloc_staging(std::size_t bytes) = 0;
+  virtual void free_staging(void* p) noexcept = 0;
+  virtual void* alloc_device(std::size_t bytes) = 0;
+  virtual void free_device(void* p) noexcept = 0;
+
+  // Copies on the copy stream, in order; done(event) once finished.
+  virtual Event to_host(void* host, const void* device, std::size_t bytes) = 0;
+  virtual Event to_device(void* device, const void* host, std::size_t bytes) = 0;
+  virtual bool done(Event event) = 0;
+
+  // The reducer for device memory: kernels on the compute stream, completing through events.
+  virtual Reducer& reducer() = 0;
+  // Blocks until everything enqueued so far (copies and reductions) has finished.
+  virtual void synchronize() = 0;
+};
+
+// The CUDA implementation, or nullptr when this build has no CUDA or no device is usable
+// (then `why` says which).
+std::unique_ptr<DeviceMemory> make_cuda_device_memory(std::string& why);
+// The host stand-in for tests.
+std::unique_ptr<DeviceMemory> make_host_device_memory();
+
+}  // namespace arlab::detail

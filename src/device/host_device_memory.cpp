@@ -1,0 +1,175 @@
+// The host stand-in of a device (device_memory.hpp), for the CPU tests of the device path.
+//
+// "Device" memory is host memory this object hands out and remembers, so classify() tells it
+// from the caller's own host buffers as cudaPointerGetAttributes would. Two worker threads are
+// the streams: one runs the copies (to_host, to_device), one the reducer's work, each in the
+// order enqueued; an event is the stream and the task's number on it, done once that task has
+// run. So a copy or a reduction completes some time after it is enqueued, as on a GPU, and a
+// path that read a result before its event said done would read stale data in these tests.
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <new>
+#include <thread>
+
+#include "device/device_memory.hpp"
+
+namespace arlab::detail {
+namespace {
+
+// One stream: tasks run in order on a thread of its own.
+class Stream {
+ public:
+  Stream() : worker_([this] { work(); }) {}
+  ~Stream() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+  // The task's number on this stream, from 1.
+  std::uint64_t enqueue(std::function<void()> task) {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(task));
+    ++enqueued_;
+    wake_.notify_all();
+    return enqueued_;
+  }
+  bool done(std::uint64_t number) const { return finished_.load(std::memory_order_acquire) >= number; }
+  void synchronize() {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return finished_.load(std::memory_order_acquire) == enqueued_; });
+  }
+
+ private:
+  void work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopping, nothing left
+      auto task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+      finished_.fetch_add(1, std::memory_order_release);
+      idle_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<std::function<void()>> tasks_;
+  std::uint64_t enqueued_ = 0;
+  std::atomic<std::uint64_t> finished_{0};
+  bool stop_ = false;
+  std::thread worker_;  // last: started once the rest exists
+};
+
+// Events: the task number times two, plus the stream (0 copy, 1 compute); never kDone (0).
+constexpr DeviceMemory::Event event_of(std::uint64_t number, unsigned stream) { return number << 1 | stream; }
+
+class HostDeviceMemory;
+
+class HostStreamReducer final : public Reducer {
+ public:
+  explicit HostStreamReducer(HostDeviceMemory& memory) : memory_(memory) {}
+  Event reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) override;
+  Event copy(const void* src, void* dst, std::size_t bytes) override;
+  Event divide(DataType type, void* data, std::size_t n, int divisor) override;
+  bool done(Event event) override;
+
+ private:
+  HostDeviceMemory& memory_;
+};
+
+class HostDeviceMemory final : public DeviceMemory {
+ public:
+  HostDeviceMemory() : reducer_(*this) {}
+  ~HostDeviceMemory() override {
+    synchronize();
+    for (auto& [base, bytes] : device_) ::operator delete(reinterpret_cast<void*>(base), std::align_val_t{256});
+  }
+
+  std::string name() const override { return "host test device"; }
+
+  Kind classify(const void* p) const override {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    std::lock_guard lock(mutex_);
+    auto it = device_.upper_bound(a);
+    if (it == device_.begin()) return Kind::Host;
+    --it;
+    return a < it->first + it->second ? Kind::Device : Kind::Host;
+  }
+
+  void* alloc_staging(std::size_t bytes) override { return ::operator new(bytes ? bytes : 1, std::align_val_t{64}); }
+  void free_staging(void* p) noexcept override { ::operator delete(p, std::align_val_t{64}); }
+  void* alloc_device(std::size_t bytes) override {
+    void* p = ::operator new(bytes ? bytes : 1, std::align_val_t{256});  // cudaMalloc's alignment
+    std::lock_guard lock(mutex_);
+    device_[reinterpret_cast<std::uintptr_t>(p)] = bytes ? bytes : 1;
+    return p;
+  }
+  void free_device(void* p) noexcept override {
+    if (!p) return;
+    {
+      std::lock_guard lock(mutex_);
+      device_.erase(reinterpret_cast<std::uintptr_t>(p));
+    }
+    ::operator delete(p, std::align_val_t{256});
+  }
+
+  Event to_host(void* host, const void* device, std::size_t bytes) override { return copy_on(0, host, device, bytes); }
+  Event to_device(void* device, const void* host, std::size_t bytes) override {
+    return copy_on(0, device, host, bytes);
+  }
+  bool done(Event event) override { return event == kDone || stream(event).done(event >> 1); }
+  Reducer& reducer() override { return reducer_; }
+  void synchronize() override {
+    copies_.synchronize();
+    compute_.synchronize();
+  }
+
+  Event on_compute(std::function<void()> task) { return event_of(compute_.enqueue(std::move(task)), 1); }
+
+ private:
+  Event copy_on(unsigned s, void* dst, const void* src, std::size_t bytes) {
+    return event_of(stream(s).enqueue([=] {
+      if (bytes) std::memcpy(dst, src, bytes);
+    }), s);
+  }
+  Stream& stream(Event e) { return (e & 1) ? compute_ : copies_; }
+  Stream& stream(unsigned s) { return s ? compute_ : copies_; }
+
+  mutable std::mutex mutex_;
+  std::map<std::uintptr_t, std::size_t> device_;  // base -> bytes of each device allocation
+  HostStreamReducer reducer_;
+  Stream copies_, compute_;  // last: their threads stop first
+};
+
+Reducer::Event HostStreamReducer::reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out,
+                                         std::size_t n) {
+  return memory_.on_compute([=] { cpu_reduce(op, type, a, b, out, n); });
+}
+Reducer::Event HostStreamReducer::copy(const void* src, void* dst, std::size_t bytes) {
+  return memory_.on_compute([=] {
+    if (bytes && src != dst) std::memcpy(dst, src, bytes);
+  });
+}
+Reducer::Event HostStreamReducer::divide(DataType type, void* data, std::size_t n, int divisor) {
+  cpu_divide(type, nullptr, 0, divisor);  // its argument errors now, as the kernels' launcher gives them
+  return memory_.on_compute([=] { cpu_divide(type, data, n, divisor); });
+}
+bool HostStreamReducer::done(Event event) { return memory_.done(event); }
+
+}  // namespace
+
+std::unique_ptr<DeviceMemory> make_host_device_memory() { return std::make_unique<HostDeviceMemory>(); }
+
+}  // namespace arlab::detail
