@@ -119,7 +119,7 @@ tsan() {
   cmake --build $build -j "$jobs" --target arlab-unit-tests || return 1
   # Only the threaded tests: the rest of the unit tests are single-threaded.
   export TSAN_OPTIONS="log_path=$reports/report:halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp:print_suppressions=0"
-  run_ctest $build "$reports" -R '^(Loopback|Algorithms/LoopbackAllreduce|Auto|RegistrationCacheTest)\.'
+  run_ctest $build "$reports" -R '^(Loopback|Algorithms/LoopbackAllreduce|Auto|RegistrationCacheTest|DevicePathUse|Algorithms/DevicePath)\.'
 }
 
 rc=0
