@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+// CUDA's stream handle, declared as cuda_runtime.h declares it (a repeated typedef of the same
+// type is allowed), so that this header needs no CUDA header.
+typedef struct CUstream_st* cudaStream_t;
+
 namespace arlab {
 
 enum class DataType { Int8, UInt8, Int32, UInt32, Int64, UInt64, Float16, BFloat16, Float32, Float64 };
@@ -129,6 +133,15 @@ class Communicator {
   // leave the failed call, so that nothing is left in flight.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  Algorithm algorithm = Algorithm::Auto);
+  // The same, ordered on a CUDA stream: the collective starts after the work queued on
+  // `stream` before the call, and work queued on it afterwards sees the result. With arlab's
+  // algorithms the call returns once the collective is done (its transfers are driven from
+  // the host): it first waits for the stream's earlier work, so the host blocks where NCCL
+  // would return at once. With Algorithm::Nccl it is NCCL's own: enqueued on `stream`, and the
+  // call returns at once. Host buffers wait for the stream, then run as the call above.
+  // Needs a CUDA device: Error(Unavailable) without one, or in a build without CUDA.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, Algorithm algorithm,
+                 cudaStream_t stream);
 
   // What Auto would run for `count` elements of `type`, and why. Local, except for the
   // communicator's first plan() or Auto call when it has no topology file: that one finds the

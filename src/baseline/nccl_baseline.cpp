@@ -82,14 +82,23 @@ class Nccl final : public NcclBaseline {
   }
 
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) override {
-    if (!on_device(send) || !on_device(recv))
-      fail(Error::Code::InvalidArgument, "the send and recv buffers must be device memory (cudaMalloc)");
-    check(cudaSetDevice(device_), "cudaSetDevice");
-    check(ncclAllReduce(send, recv, count, nccl_type(type), nccl_op(op), comm_, stream_), "ncclAllReduce");
+    enqueue(stream_, send, recv, count, type, op);
     check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  void allreduce_on(void* caller_stream, const void* send, void* recv, std::size_t count, DataType type,
+                    ReduceOp op) override {
+    enqueue(static_cast<cudaStream_t>(caller_stream), send, recv, count, type, op);
   }
 
  private:
+  void enqueue(cudaStream_t stream, const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) {
+    if (!on_device(send) || !on_device(recv))
+      fail(Error::Code::InvalidArgument, "the send and recv buffers must be device memory (cudaMalloc)");
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    if (count != 0)
+      check(ncclAllReduce(send, recv, count, nccl_type(type), nccl_op(op), comm_, stream), "ncclAllReduce");
+  }
+
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;

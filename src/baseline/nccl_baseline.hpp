@@ -19,8 +19,12 @@ namespace arlab::detail {
 class NcclBaseline {
  public:
   virtual ~NcclBaseline() = default;
-  // send and recv: device memory (InvalidArgument for host memory).
+  // send and recv: device memory (InvalidArgument for host memory). Blocking, on NCCL's own
+  // stream; or, with `caller_stream` (a cudaStream_t, nullptr the legacy default stream),
+  // enqueued there and returning at once, as NCCL does.
   virtual void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op) = 0;
+  virtual void allreduce_on(void* caller_stream, const void* send, void* recv, std::size_t count, DataType type,
+                            ReduceOp op) = 0;
 };
 
 // Collective over `comm` (every rank calls it on its first nccl call).

@@ -111,6 +111,11 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
   use(engine_).allreduce(send, recv, count, type, op, algorithm);
 }
 
+void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                             Algorithm algorithm, cudaStream_t stream) {
+  use(engine_).allreduce_on_stream(send, recv, count, type, op, algorithm, stream);
+}
+
 Plan Communicator::plan(std::size_t count, DataType type, bool in_place) const {
   return use(engine_).plan(count, type, in_place);
 }

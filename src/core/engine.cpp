@@ -60,13 +60,16 @@ void Engine::use_device_memory(std::unique_ptr<DeviceMemory> memory, std::size_t
   piece_bytes_ = piece_bytes;
 }
 
-bool Engine::on_device(const void* send, const void* recv) {
+DeviceMemory* Engine::device() {
   if (!device_looked_for_) {
     device_looked_for_ = true;
-    std::string why;
-    device_ = make_cuda_device_memory(why);
+    device_ = make_cuda_device_memory(device_why_);
   }
-  if (!device_) return false;  // no device: every buffer is host memory
+  return device_.get();
+}
+
+bool Engine::on_device(const void* send, const void* recv) {
+  if (!device()) return false;  // no device: every buffer is host memory
   if (send == last_kinds_.send && recv == last_kinds_.recv) return last_kinds_.device;
   const auto kind = [&](const void* p) { return device_->classify(p) != DeviceMemory::Kind::Host; };
   const bool s = kind(send), r = send == recv ? s : kind(recv);
@@ -75,6 +78,20 @@ bool Engine::on_device(const void* send, const void* recv) {
             (r ? "device" : "host") + " memory (" + device_->name() + "); both must be on the same side");
   last_kinds_ = {send, recv, s};
   return s;
+}
+
+void Engine::allreduce_on_stream(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                                 Algorithm algorithm, void* stream) {
+  check_arguments(send, recv, count, type, op, algorithm);
+  if (!device())
+    throw Error(Error::Code::Unavailable, "arlab: allreduce on a CUDA stream needs a CUDA device: " + device_why_);
+  if (algorithm == Algorithm::Nccl && mpi_comm_ != MPI_COMM_NULL && !broken_) {
+    if (!nccl_) nccl_ = make_nccl_baseline(mpi_comm_);
+    nccl_->allreduce_on(stream, send, recv, count, type, op);  // NCCL's own stream order: returns at once
+    return;
+  }
+  device_->wait_for_stream(stream);  // the stream's earlier work (which may write send) first
+  allreduce(send, recv, count, type, op, algorithm);
 }
 
 void Engine::run_on_device(const Program& prog, const void* send, void* recv, const Call& call) {
@@ -150,7 +167,7 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
       if (mpi_comm_ == MPI_COMM_NULL)
         throw Error(Error::Code::Unavailable, "arlab: the nccl baseline needs an MPI communicator");
       if (!nccl_) nccl_ = make_nccl_baseline(mpi_comm_);  // collective; throws Unavailable without NCCL or a GPU
-      if (count != 0) nccl_->allreduce(send, recv, count, type, op);
+      nccl_->allreduce(send, recv, count, type, op);
       return;
     }
     if (count == 0) return;

@@ -50,6 +50,10 @@ class Engine {
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  Algorithm algorithm);
   Plan plan(std::size_t count, DataType type, bool in_place = false) const;
+  // Communicator::allreduce with a CUDA stream (arlab.hpp): waits for the stream's earlier work,
+  // then the call above; for nccl, ncclAllReduce enqueued on the stream. Unavailable without a device.
+  void allreduce_on_stream(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                           Algorithm algorithm, void* stream);
 
   // The device whose memory calls may pass (device/device_memory.hpp): by default the CUDA
   // one, found on the first call when this build has CUDA and a device is usable; tests give
@@ -60,6 +64,8 @@ class Engine {
   const StagedTransport* staged_transport() const { return staged_.get(); }
 
  private:
+  // The device, looked for on first use (CUDA); nullptr without one, device_why_ saying why.
+  DeviceMemory* device();
   // Whether the call's buffers are device memory: both, or neither (else InvalidArgument).
   bool on_device(const void* send, const void* recv);
   void run_on_device(const Program& prog, const void* send, void* recv, const Call& call);
@@ -83,6 +89,7 @@ class Engine {
   // device scratch. Made on the first call that passes device memory.
   std::unique_ptr<DeviceMemory> device_;
   bool device_looked_for_ = false;
+  std::string device_why_;  // why there is no device
   std::size_t piece_bytes_ = StagedTransport::kDefaultPieceBytes;
   std::unique_ptr<StagedTransport> staged_;
   std::unique_ptr<Executor> device_executor_;

@@ -126,6 +126,9 @@ class CudaDeviceMemory final : public DeviceMemory {
     copies_.synchronize();
     compute_.synchronize();
   }
+  void wait_for_stream(void* stream) override {
+    check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+  }
 
   kernels::Stream compute_stream() { return compute_.stream(); }
   Event compute_event() { return event_of(compute_.record(), 1); }

@@ -50,6 +50,9 @@ class DeviceMemory {
   virtual Reducer& reducer() = 0;
   // Blocks until everything enqueued so far (copies and reductions) has finished.
   virtual void synchronize() = 0;
+  // Blocks until the work queued on a caller's stream (a cudaStream_t; nullptr: the legacy
+  // default stream) has finished. The host stand-in has no caller streams: nothing to wait for.
+  virtual void wait_for_stream(void* stream) = 0;
 };
 
 // The CUDA implementation, or nullptr when this build has no CUDA or no device is usable

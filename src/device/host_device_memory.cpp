@@ -135,6 +135,7 @@ class HostDeviceMemory final : public DeviceMemory {
     copies_.synchronize();
     compute_.synchronize();
   }
+  void wait_for_stream(void*) override {}
 
   Event on_compute(std::function<void()> task) { return event_of(compute_.enqueue(std::move(task)), 1); }
 

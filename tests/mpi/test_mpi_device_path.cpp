@@ -93,6 +93,15 @@ TEST(MpiNccl, UnavailableWithoutAGpuAndTheCommunicatorGoesOn) {
       EXPECT_NE(std::string(e.what()).find("nccl baseline"), std::string::npos) << e.what();
     }
   }
+  // The stream overload needs a device too.
+  try {
+    comm.allreduce(v.data(), v.data(), v.size(), arlab::DataType::Float32, arlab::ReduceOp::Sum,
+                   arlab::Algorithm::Ring, cudaStream_t{});
+    ADD_FAILURE() << "no error";
+  } catch (const arlab::Error& e) {
+    EXPECT_EQ(e.code(), arlab::Error::Code::Unavailable);
+    EXPECT_NE(std::string(e.what()).find("needs a CUDA device"), std::string::npos) << e.what();
+  }
   comm.allreduce(v.data(), v.data(), v.size(), arlab::DataType::Float32, arlab::ReduceOp::Sum, arlab::Algorithm::Ring);
   int p = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &p);

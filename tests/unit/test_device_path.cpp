@@ -174,3 +174,41 @@ TEST(DevicePathUse, WithoutCudaThereIsNoDeviceAndHostBuffersRunAsBefore) {
 
 }  // namespace
 }  // namespace arlab::detail
+
+namespace arlab::detail {
+namespace {
+
+// On a stream: the stream's earlier work first (the stand-in has none to wait for), then the
+// call, done when it returns.
+TEST(DevicePathUse, AStreamCallRunsOnDeviceBuffersAndReturnsDone) {
+  const int p = 3;
+  on_threads(p, arlab::test::loopback_options(4096), [&](Engine& engine, int rank) {
+    Device device(engine, 2048);
+    auto input = fill(DataType::Float32, 10001, rank, ReduceOp::Avg);
+    void* buf = device.upload(input);
+    int stream_tag = 0;  // any address stands for a stream here
+    engine.allreduce_on_stream(buf, buf, 10001, DataType::Float32, ReduceOp::Avg, Algorithm::Ring, &stream_tag);
+    std::vector<std::byte> got(input.size());
+    std::memcpy(got.data(), buf, got.size());
+    EXPECT_EQ(got, reference(DataType::Float32, 10001, p, ReduceOp::Avg));
+  });
+}
+
+TEST(DevicePathUse, AStreamCallWithoutADeviceIsUnavailable) {
+  std::string why;
+  if (make_cuda_device_memory(why)) GTEST_SKIP() << "a CUDA device is present";
+  on_threads(1, arlab::test::loopback_options(0), [](Engine& engine, int) {
+    float x = 1;
+    try {
+      engine.allreduce_on_stream(&x, &x, 1, DataType::Float32, ReduceOp::Sum, Algorithm::Ring, nullptr);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Error::Code::Unavailable);
+      EXPECT_NE(std::string(e.what()).find("allreduce on a CUDA stream needs a CUDA device"), std::string::npos)
+          << e.what();
+    }
+  });
+}
+
+}  // namespace
+}  // namespace arlab::detail
