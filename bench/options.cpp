@@ -399,7 +399,7 @@ std::vector<std::size_t> sweep_sizes(const BenchOptions& o, std::size_t elem) {
     const std::size_t rounded = s / elem * elem;
     if (rounded > 0 && (out.empty() || out.back() != rounded)) out.push_back(rounded);
     if (o.step) {
-      if (s > o.max_bytes - o.step) break;
+      if (o.step > o.max_bytes - s) break;  // s <= max_bytes here, so this cannot wrap
       s += o.step;
     } else {
       if (s == 0) {

@@ -81,6 +81,17 @@ TEST(BenchOptions, AnyStepFactorFromTwo) {
   EXPECT_EQ(sweep_sizes(o, 1), (std::vector<std::size_t>{1, 4194304}));
 }
 
+TEST(BenchOptions, AnyStepBytesBeyondTheRangeLeavesTheFirstSize) {
+  // A step beyond -e used to wrap the size around (max - step underflowed): the fuzzer's
+  // tests/fuzz/regressions/bench_cli/huge-stepbytes-wraps.
+  for (const char* i : {"1048577", "18446744073709551615"}) {
+    const BenchOptions o = ok({"-b", "1K", "-e", "1M", "-i", i});
+    EXPECT_EQ(sweep_sizes(o, 4), std::vector<std::size_t>{1024}) << i;
+  }
+  const BenchOptions o = ok({"-b", "1K", "-e", "1M", "-i", "523776"});  // 1K, 524800, then 1048576 exactly
+  EXPECT_EQ(sweep_sizes(o, 4), (std::vector<std::size_t>{1024, 524800, 1048576}));
+}
+
 TEST(BenchOptions, EveryFlag) {
   const BenchOptions o = ok({"-b", "1K", "-e=2M", "-f4", "-a", "ring,rd,mpi", "-d", "half,int8", "-o", "max",
                              "-n", "3", "-w", "0", "-c", "0", "-t", "mpi", "-z", "1", "--ranks-per-node", "2",
