@@ -8,18 +8,14 @@
 #include <limits>
 #include <type_traits>
 
-#include "reduce/half.hpp"  // the library's conversions (header-only)
+#include "reduce/dispatch.hpp"  // the library's element types, type switch and conversions (header-only)
 
 namespace arlab::bench {
 
 namespace {
 
-struct Half {
-  std::uint16_t bits;
-};
-struct BFloat16 {
-  std::uint16_t bits;
-};
+using detail::BFloat16;
+using detail::Half;
 
 template <class T>
 constexpr bool kIsFloating = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
@@ -152,24 +148,6 @@ double tolerance(ReduceOp op, int nranks, double largest, double expected) {
   }
 }
 
-// Calls f(T{}) with T the C++ type stored for `type`.
-template <class F>
-decltype(auto) dispatch(DataType type, F&& f) {
-  switch (type) {
-    case DataType::Int8: return f(std::int8_t{});
-    case DataType::UInt8: return f(std::uint8_t{});
-    case DataType::Int32: return f(std::int32_t{});
-    case DataType::UInt32: return f(std::uint32_t{});
-    case DataType::Int64: return f(std::int64_t{});
-    case DataType::UInt64: return f(std::uint64_t{});
-    case DataType::Float16: return f(Half{});
-    case DataType::BFloat16: return f(BFloat16{});
-    case DataType::Float32: return f(float{});
-    case DataType::Float64: return f(double{});
-  }
-  return f(float{});
-}
-
 template <class T>
 T make_value(int v) {
   if constexpr (kIsFloating<T>) {
@@ -201,7 +179,7 @@ Checker::Checker(DataType type, ReduceOp op, int rank, int nranks)
     for (int r = 0; r < nranks; ++r) sum += element_value(op, r, j);
     largest = std::max(largest, sum);
   }
-  dispatch(type, [&](auto tag) {
+  detail::visit_type(type, "arlab-bench checker", [&](auto tag) {
     using T = decltype(tag);
     static_assert(std::is_trivially_copyable_v<T>);
     for (std::size_t j = 0; j < kPeriod; ++j) {
@@ -235,7 +213,7 @@ void Checker::poison(void* buf, std::size_t count) const {
 }
 
 std::size_t Checker::count_wrong(const void* buf, std::size_t count, Mismatch* first) const {
-  return dispatch(type_, [&](auto tag) -> std::size_t {
+  return detail::visit_type(type_, "arlab-bench checker", [&](auto tag) -> std::size_t {
     using T = decltype(tag);
     T want[kPeriod];
     double want_d[kPeriod];

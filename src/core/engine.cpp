@@ -97,7 +97,7 @@ void Engine::allreduce_on_stream(const void* send, void* recv, std::size_t count
 void Engine::run_on_device(const Program& prog, const void* send, void* recv, const Call& call) {
   if (!staged_) {
     staged_ = std::make_unique<StagedTransport>(*transport_, *device_, piece_bytes_);
-    device_executor_ = std::make_unique<Executor>(*staged_, device_->reducer());
+    device_executor_ = std::make_unique<Executor>(*staged_, *device_);
   }
   const std::size_t scratch_bytes = prog.schedule.scratch_count * call.elem_size;
   if (device_scratch_bytes_ < scratch_bytes) {
@@ -108,7 +108,7 @@ void Engine::run_on_device(const Program& prog, const void* send, void* recv, co
     device_scratch_bytes_ = scratch_bytes;
   }
   device_executor_->run(prog, Buffers{send, recv, device_scratch_}, call);
-  if (call.user_op == ReduceOp::Avg && size() > 1) device_->reducer().divide(call.type, recv, call.count, size());
+  if (call.user_op == ReduceOp::Avg && size() > 1) device_->divide(call.type, recv, call.count, size());
   device_->synchronize();  // the blocking call returns with the result in recv
 }
 

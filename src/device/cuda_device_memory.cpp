@@ -68,23 +68,9 @@ class EventStream {
 // Events: the number on its stream times two, plus the stream (0 copy, 1 compute).
 constexpr DeviceMemory::Event event_of(std::uint64_t n, unsigned stream) { return n << 1 | stream; }
 
-class CudaDeviceMemory;
-
-class CudaReducer final : public Reducer {
- public:
-  explicit CudaReducer(CudaDeviceMemory& m) : memory_(m) {}
-  Event reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) override;
-  Event copy(const void* src, void* dst, std::size_t bytes) override;
-  Event divide(DataType type, void* data, std::size_t n, int divisor) override;
-  bool done(Event event) override;
-
- private:
-  CudaDeviceMemory& memory_;
-};
-
 class CudaDeviceMemory final : public DeviceMemory {
  public:
-  explicit CudaDeviceMemory(int device) : device_(device), reducer_(*this) {
+  explicit CudaDeviceMemory(int device) : device_(device) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) name_ = std::string("cuda (") + prop.name + ")";
   }
@@ -121,7 +107,20 @@ class CudaDeviceMemory final : public DeviceMemory {
     return event_of(copies_.record(), 0);
   }
   bool done(Event e) override { return e == kDone || ((e & 1) ? compute_ : copies_).done(e >> 1); }
-  Reducer& reducer() override { return reducer_; }
+
+  // The reducer's work: arlab's kernels on the compute stream, an event after each.
+  Event reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) override {
+    kernels::reduce(op, type, a, b, out, nullptr, n, compute_.stream());
+    return event_of(compute_.record(), 1);
+  }
+  Event copy(const void* src, void* dst, std::size_t bytes) override {
+    kernels::copy(src, dst, bytes, compute_.stream());
+    return event_of(compute_.record(), 1);
+  }
+  Event divide(DataType type, void* data, std::size_t n, int divisor) override {
+    kernels::divide(type, data, n, divisor, compute_.stream());
+    return event_of(compute_.record(), 1);
+  }
   void synchronize() override {
     copies_.synchronize();
     compute_.synchronize();
@@ -130,29 +129,11 @@ class CudaDeviceMemory final : public DeviceMemory {
     check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
   }
 
-  kernels::Stream compute_stream() { return compute_.stream(); }
-  Event compute_event() { return event_of(compute_.record(), 1); }
-
  private:
   int device_;
   std::string name_ = "cuda";
-  CudaReducer reducer_;
   EventStream copies_, compute_;
 };
-
-Reducer::Event CudaReducer::reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) {
-  kernels::reduce(op, type, a, b, out, nullptr, n, memory_.compute_stream());
-  return memory_.compute_event();
-}
-Reducer::Event CudaReducer::copy(const void* src, void* dst, std::size_t bytes) {
-  kernels::copy(src, dst, bytes, memory_.compute_stream());
-  return memory_.compute_event();
-}
-Reducer::Event CudaReducer::divide(DataType type, void* data, std::size_t n, int divisor) {
-  kernels::divide(type, data, n, divisor, memory_.compute_stream());
-  return memory_.compute_event();
-}
-bool CudaReducer::done(Event event) { return memory_.done(event); }
 
 }  // namespace
 

@@ -23,13 +23,12 @@
 
 namespace arlab::detail {
 
-class DeviceMemory {
+// A DeviceMemory is also the Reducer for its memory (kernels on the compute stream, each
+// returning an event), so copies and reductions share one kind of event and one done().
+class DeviceMemory : public Reducer {
  public:
   enum class Kind { Host, Device, Managed };
-  using Event = std::uint64_t;
-  static constexpr Event kDone = 0;
 
-  virtual ~DeviceMemory() = default;
   virtual std::string name() const = 0;  // "cuda (NVIDIA H200)", "host test device"
 
   // Where `p` lives. Host for memory the device runtime does not know (plain malloc).
@@ -44,10 +43,7 @@ class DeviceMemory {
   // Copies on the copy stream, in order; done(event) once finished.
   virtual Event to_host(void* host, const void* device, std::size_t bytes) = 0;
   virtual Event to_device(void* device, const void* host, std::size_t bytes) = 0;
-  virtual bool done(Event event) = 0;
 
-  // The reducer for device memory: kernels on the compute stream, completing through events.
-  virtual Reducer& reducer() = 0;
   // Blocks until everything enqueued so far (copies and reductions) has finished.
   virtual void synchronize() = 0;
   // Blocks until the work queued on a caller's stream (a cudaStream_t; nullptr: the legacy

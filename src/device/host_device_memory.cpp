@@ -75,23 +75,8 @@ class Stream {
 // Events: the task number times two, plus the stream (0 copy, 1 compute); never kDone (0).
 constexpr DeviceMemory::Event event_of(std::uint64_t number, unsigned stream) { return number << 1 | stream; }
 
-class HostDeviceMemory;
-
-class HostStreamReducer final : public Reducer {
- public:
-  explicit HostStreamReducer(HostDeviceMemory& memory) : memory_(memory) {}
-  Event reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) override;
-  Event copy(const void* src, void* dst, std::size_t bytes) override;
-  Event divide(DataType type, void* data, std::size_t n, int divisor) override;
-  bool done(Event event) override;
-
- private:
-  HostDeviceMemory& memory_;
-};
-
 class HostDeviceMemory final : public DeviceMemory {
  public:
-  HostDeviceMemory() : reducer_(*this) {}
   ~HostDeviceMemory() override {
     synchronize();
     for (auto& [base, bytes] : device_) ::operator delete(reinterpret_cast<void*>(base), std::align_val_t{256});
@@ -130,16 +115,29 @@ class HostDeviceMemory final : public DeviceMemory {
     return copy_on(0, device, host, bytes);
   }
   bool done(Event event) override { return event == kDone || stream(event).done(event >> 1); }
-  Reducer& reducer() override { return reducer_; }
+
+  // The reducer's work, on the compute stream.
+  Event reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) override {
+    return on_compute([=] { cpu_reduce(op, type, a, b, out, n); });
+  }
+  Event copy(const void* src, void* dst, std::size_t bytes) override {
+    return on_compute([=] {
+      if (bytes && src != dst) std::memcpy(dst, src, bytes);
+    });
+  }
+  Event divide(DataType type, void* data, std::size_t n, int divisor) override {
+    cpu_divide(type, nullptr, 0, divisor);  // its argument errors now, as the kernels' launcher gives them
+    return on_compute([=] { cpu_divide(type, data, n, divisor); });
+  }
+
   void synchronize() override {
     copies_.synchronize();
     compute_.synchronize();
   }
   void wait_for_stream(void*) override {}
 
-  Event on_compute(std::function<void()> task) { return event_of(compute_.enqueue(std::move(task)), 1); }
-
  private:
+  Event on_compute(std::function<void()> task) { return event_of(compute_.enqueue(std::move(task)), 1); }
   Event copy_on(unsigned s, void* dst, const void* src, std::size_t bytes) {
     return event_of(stream(s).enqueue([=] {
       if (bytes) std::memcpy(dst, src, bytes);
@@ -150,24 +148,8 @@ class HostDeviceMemory final : public DeviceMemory {
 
   mutable std::mutex mutex_;
   std::map<std::uintptr_t, std::size_t> device_;  // base -> bytes of each device allocation
-  HostStreamReducer reducer_;
   Stream copies_, compute_;  // last: their threads stop first
 };
-
-Reducer::Event HostStreamReducer::reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out,
-                                         std::size_t n) {
-  return memory_.on_compute([=] { cpu_reduce(op, type, a, b, out, n); });
-}
-Reducer::Event HostStreamReducer::copy(const void* src, void* dst, std::size_t bytes) {
-  return memory_.on_compute([=] {
-    if (bytes && src != dst) std::memcpy(dst, src, bytes);
-  });
-}
-Reducer::Event HostStreamReducer::divide(DataType type, void* data, std::size_t n, int divisor) {
-  cpu_divide(type, nullptr, 0, divisor);  // its argument errors now, as the kernels' launcher gives them
-  return memory_.on_compute([=] { cpu_divide(type, data, n, divisor); });
-}
-bool HostStreamReducer::done(Event event) { return memory_.done(event); }
 
 }  // namespace
 
