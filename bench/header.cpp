@@ -61,6 +61,7 @@ void print_header(std::FILE* out, const RunInfo& r, const HeaderExtras& x) {
   std::fprintf(out, "# iterations: %d warm-up, %s timed per line and section%s; check: %s\n", r.warmup, timed.c_str(),
                r.rounds > 1 ? (", in " + std::to_string(r.rounds) + " interleaved rounds").c_str() : "", r.check ? "one more call outside the timed loop, every element (-c 1)" : "off (-c 0)");
   std::fprintf(out, "# time: %s\n", r.timing.c_str());
+  if (!r.buffers.empty()) std::fprintf(out, "# buffers: %s\n", r.buffers.c_str());
   std::fprintf(out, "# algbw = size / time (GB = 1e9 bytes); busbw = algbw x 2(p-1)/p (nccl-tests); "
                     "pred = the model's time; err%% = (time - pred) / time\n");
   if (x.memcpy_GBps > 0)

@@ -15,13 +15,20 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 }  // namespace
 
 Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, const Call& c, const Loop& loop,
-                void* send_buf, void* recv) {
+                const CallBuffers& b) {
   const int rank = comm_rank(world), nranks = comm_size(world);
-  const void* send = c.in_place ? recv : send_buf;
+  void* recv = b.call(Side::Recv);
+  const void* send = c.in_place ? recv : b.call(Side::Send);
+  const Side input = c.in_place ? Side::Recv : Side::Send;
+  const std::size_t bytes = c.count * size_of(c.dtype);
   auto once = [&] { comm.allreduce(send, recv, c.count, c.dtype, c.op, c.algorithm); };
+  auto fill_input = [&] {
+    checker.fill(b.host(input), c.count);
+    b.to_call(input, bytes);
+  };
   Outcome out;
 
-  checker.fill(c.in_place ? recv : send_buf, c.count);
+  fill_input();
   double warm_s = 0;  // the warm-up calls after the first, this rank's time
   out.failure = agree(world, guarded([&] {
                         for (int i = 0; i < loop.warmup; ++i) {
@@ -44,7 +51,7 @@ Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, cons
   std::vector<double> start(static_cast<std::size_t>(iters), 0.0), end(start.size(), 0.0);
   std::optional<Failure> failed;
   for (std::size_t i = 0; i < start.size(); ++i) {
-    if (loop.fresh_input && !failed) checker.fill(c.in_place ? recv : send_buf, c.count);
+    if (loop.fresh_input && !failed) fill_input();
     MPI_Barrier(world);
     if (failed) continue;
     start[i] = now_s();
@@ -78,19 +85,20 @@ Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, cons
   }
 
   if (loop.check) {
-    if (c.in_place) {
-      checker.fill(recv, c.count);
-    } else {
-      checker.fill(send_buf, c.count);
-      checker.poison(recv, c.count);  // a result left over from the timed calls cannot pass
+    fill_input();
+    if (!c.in_place) {
+      checker.poison(b.host(Side::Recv), c.count);  // a result left over from the timed calls cannot pass
+      b.to_call(Side::Recv, bytes);
     }
     if ((out.failure = agree(world, guarded(once)))) return out;
+    b.to_host(Side::Recv, bytes);
+    if (!c.in_place) b.to_host(Side::Send, bytes);
     Mismatch first;
-    std::uint64_t mine = checker.count_wrong(recv, c.count, &first), wrong = 0;
+    std::uint64_t mine = checker.count_wrong(b.host(Side::Recv), c.count, &first), wrong = 0;
     std::optional<std::string> where;
     if (mine > 0) where = "index " + std::to_string(first.index) + ": got " + first.got + ", expected " + first.expected;
     if (!c.in_place) {
-      const std::uint64_t changed = checker.count_changed(send_buf, c.count);
+      const std::uint64_t changed = checker.count_changed(b.host(Side::Send), c.count);
       if (changed > 0 && !where) where = std::to_string(changed) + " elements of the send buffer changed";
       mine += changed;
     }

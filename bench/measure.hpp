@@ -1,6 +1,7 @@
 // arlab-bench: one timed loop (a section of a table line) on all ranks.
 //
-//   fill the send buffer (in place: the receive buffer) with this rank's pattern
+//   fill the send buffer (in place: the receive buffer) with this rank's pattern (-D: its host
+//         copy, then copied to the device buffer)
 //   -w calls untimed
 //   -n calls, each between barriers: MPI_Barrier, t0, allreduce, t1; unless --reuse-input, the
 //         input is written anew before each barrier, as a training step's new gradients are.
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "agree.hpp"
+#include "call_buffers.hpp"
 #include "check.hpp"
 #include "results.hpp"
 
@@ -56,9 +58,11 @@ struct Outcome {
   std::string first_wrong;          // "on rank 1, index 5: got 3, expected 4" (every rank)
 };
 
-// Collective over `world`. `send` is only used out of place; both hold the largest size.
+// Collective over `world`. The send side is only used out of place; both hold the largest size.
+// With device buffers the checker's writes reach the call's buffers, and its results come back,
+// by untimed copies.
 Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, const Call& call, const Loop& loop,
-                void* send, void* recv);
+                const CallBuffers& buffers);
 
 // One section from the rounds of a line (rank 0's times): the median round's average (the
 // mean of the two middle ones for an even count), the min and max over every call, and the

@@ -168,6 +168,10 @@ constexpr Flag kFlags[] = {
      "that received a peer's input last call may still hold it in its cache and read it again "
      "for free (2 ranks, 128 KiB: recursive doubling out of place 2x faster than with fresh input)",
      "off"},
+    {'D', "device", nullptr, "device buffers for every line: cudaMalloc'd memory on the GPU of the "
+     "local rank (modulo the GPUs), reduced by arlab's kernels and staged through page-locked host "
+     "memory by the transports (docs/gpu.md); nccl runs on the same buffers, mpi is skipped (this "
+     "MPI is not CUDA-aware). Needs a CUDA device", "off: host buffers"},
     {'q', "quiet", nullptr, "the table only: no header, notes or footer on stdout", nullptr},
     {0, "progress", nullptr, "progress on stderr even when stderr is not a terminal", "only on a terminal"},
     {'h', "help", nullptr, "print this help and exit", nullptr},
@@ -246,7 +250,7 @@ void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::st
   }
 }
 
-// The flags without a value: -q, --progress, --fresh-input, --reuse-input, --calibrate, -h.
+// The flags without a value: -D, -q, --progress, --fresh-input, --reuse-input, --calibrate, -h.
 ParseResult::Status apply_switch(BenchOptions& o, const Flag& f) {
   const std::string_view name = f.long_name;
   if (name == "help") return ParseResult::Status::Help;
@@ -255,6 +259,7 @@ ParseResult::Status apply_switch(BenchOptions& o, const Flag& f) {
   if (name == "fresh-input") o.fresh_input = true;
   if (name == "reuse-input") o.fresh_input = false;
   if (name == "calibrate") o.calibrate = true;
+  if (name == "device") o.device = true;
   return ParseResult::Status::Run;
 }
 

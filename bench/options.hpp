@@ -26,6 +26,7 @@ struct BenchOptions {
   int rounds = 1;                                 // --rounds
   bool fresh_input = true;                        // off with --reuse-input
   bool calibrate = false;                         // --calibrate
+  bool device = false;                            // -D: device buffers
   bool check = true;                              // -c
   std::vector<TransportKind> transports{TransportKind::Mpi};  // -t
   bool out_of_place = true;                       // -z 0: both sections; -z 1: in place only

@@ -113,6 +113,7 @@ std::string to_json(const RunInfo& info, const std::vector<Line>& lines) {
   out += ", \"rounds\": " + std::to_string(info.rounds);
   out += ", \"fresh_input\": " + std::string(info.fresh_input ? "true" : "false");
   out += ", \"check\": " + std::string(info.check ? "true" : "false");
+  out += ", \"buffers\": " + json_string(info.device ? "device" : "host");
   out += ", \"timing\": " + json_string(info.timing);
   out += "},\n\"records\": [";
   bool first = true;

@@ -62,6 +62,8 @@ struct RunInfo {
   bool iters_fill = false;              // iters is the least; more fill kFillMs (at most kMaxAutoIters)
   bool fresh_input = false;
   bool check = true;
+  bool device = false;                  // -D: the buffers are device memory
+  std::string buffers;                  // "host memory", or the device's
   std::string timing;                   // one sentence on how times are taken
 };
 

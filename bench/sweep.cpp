@@ -77,8 +77,15 @@ int Bench::run(std::optional<double> min_busbw) {
   }
   if (!prepare_outputs()) return kExitUsage;
   const int hosts = count_hosts(world_);
-  recv_ = allocate(largest);
-  if (o_.out_of_place) send_ = allocate(largest);
+  if (o_.device) {
+    if (auto f = agree(world_, guarded([&] { buffers_ = CallBuffers::device(world_, largest, o_.out_of_place); }))) {
+      if (rank_ == 0) std::fprintf(stderr, "arlab-bench: %s\n", f->message.c_str());
+      return kExitFailed;
+    }
+    notes_.push_back("pred is the model of host buffers: the device path's copies to and from the host are not in it");
+  } else {
+    buffers_ = CallBuffers::host(largest, o_.out_of_place);
+  }
 
   if (!open_channels()) return kExitFailed;
   choose_algorithms();
@@ -196,11 +203,10 @@ void Bench::choose_algorithms() {
   Communicator& comm = *channels_.front().comm;
   std::vector<std::string> lacking;
   for (Algorithm a : o_.algorithms) {
-    auto f = agree(world_, guarded([&] {
-                     comm.allreduce(recv_.get(), recv_.get(), 0, o_.dtypes.front(), o_.ops.front(), a);
-                   }));
-    if (!f && a == Algorithm::Nccl) {  // NCCL is here, but it reduces device memory only
-      notes_.push_back("skipped nccl: it needs device buffers, and arlab-bench has only host buffers so far");
+    void* buf = buffers_.call(Side::Recv);
+    auto f = agree(world_, guarded([&] { comm.allreduce(buf, buf, 0, o_.dtypes.front(), o_.ops.front(), a); }));
+    if (!f && a == Algorithm::Nccl && !buffers_.on_device()) {  // NCCL is here, but it reduces device memory only
+      notes_.push_back("skipped nccl: it reduces device buffers only (-D runs every line on them)");
     } else if (!f) {
       algorithms_.push_back(a);
     } else if (f->code == Error::Code::Unavailable && o_.all_algorithms) {
@@ -257,6 +263,8 @@ void Bench::fill_info() {
   info_.check = o_.check;
   info_.rounds = o_.rounds;
   info_.fresh_input = o_.fresh_input;
+  info_.device = buffers_.on_device();
+  info_.buffers = buffers_.describe();
   info_.timing = std::string("each call timed between barriers, ") +
                  (info_.hosts == 1 ? "from the last rank's entry to the last rank's exit (one host, one clock)"
                                    : "the slowest rank's time (ranks on several hosts)") +
@@ -356,7 +364,7 @@ void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Ch
         const Call call{p.algorithm, count, dtype, op, in_place};
         Loop loop{o_.iters, o_.warmup, checked, o_.fresh_input, info_.hosts == 1};
         if (!o_.iters_given) loop.fill_ms = kFillMs;
-        const Outcome r = measure(world_, *p.ch->comm, checker, call, loop, send_.get(), recv_.get());
+        const Outcome r = measure(world_, *p.ch->comm, checker, call, loop, buffers_);
         progress_.end();
         if (r.failure) {
           drop(*p.ch, p.algorithm, size, *r.failure);

@@ -21,6 +21,7 @@
 
 #include "agree.hpp"
 #include "buffers.hpp"
+#include "call_buffers.hpp"
 #include "check.hpp"
 #include "header.hpp"
 #include "model_setup.hpp"
@@ -94,7 +95,7 @@ class Bench {
   std::vector<std::string> notes_;      // for the header
   bool force_calibration_ = false;      // --calibrate without --ranks-per-node: SelfCalibration::Force
   std::string calibration_summary_;     // rank 0, --calibrate: the fitted machine, for the header
-  Buffer send_, recv_;
+  CallBuffers buffers_;                 // every line's: host, or device with -D
   RunInfo info_;
   mutable Progress progress_{false, false};
   std::vector<Line> lines_;             // rank 0

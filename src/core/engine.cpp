@@ -63,7 +63,7 @@ void Engine::use_device_memory(std::unique_ptr<DeviceMemory> memory, std::size_t
 DeviceMemory* Engine::device() {
   if (!device_looked_for_) {
     device_looked_for_ = true;
-    device_ = make_cuda_device_memory(device_why_);
+    device_ = make_device_memory(device_why_);
   }
   return device_.get();
 }
@@ -170,16 +170,16 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
       nccl_->allreduce(send, recv, count, type, op);
       return;
     }
-    if (count == 0) return;
     if (algorithm == Algorithm::Mpi) {
       if (mpi_comm_ == MPI_COMM_NULL)
         throw Error(Error::Code::Unavailable, "arlab: the mpi baseline needs an MPI communicator");
-      if (on_device(send, recv))
+      if (on_device(send, recv))  // also with no elements, so that a probe call tells
         throw Error(Error::Code::Unavailable,
                     "arlab: the mpi baseline needs host buffers (this MPI is not known to be CUDA-aware)");
-      mpi_allreduce(mpi_comm_, send, recv, count, type, op);
+      if (count > 0) mpi_allreduce(mpi_comm_, send, recv, count, type, op);
       return;
     }
+    if (count == 0) return;
     prog = &program(algorithm, count, elem, in_place);
     last_ = {requested, count, elem, in_place, algorithm, prog};
   }

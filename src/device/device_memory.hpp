@@ -54,7 +54,13 @@ class DeviceMemory : public Reducer {
 // The CUDA implementation, or nullptr when this build has no CUDA or no device is usable
 // (then `why` says which).
 std::unique_ptr<DeviceMemory> make_cuda_device_memory(std::string& why);
-// The host stand-in for tests.
+// The host stand-in for tests. Every instance classifies the "device" memory of every other
+// (one registry per process), as every CUDA context of a process knows every cudaMalloc.
 std::unique_ptr<DeviceMemory> make_host_device_memory();
+
+// What a communicator (and arlab-bench's -D) use: the CUDA one; or, where ARLAB_TEST_DEVICE=host
+// is set, the host stand-in, so that the device path of whole programs runs in CPU tests.
+// Any other value of ARLAB_TEST_DEVICE is Error(InvalidArgument).
+std::unique_ptr<DeviceMemory> make_device_memory(std::string& why);
 
 }  // namespace arlab::detail

@@ -1,19 +1,22 @@
 // The host stand-in of a device (device_memory.hpp), for the CPU tests of the device path.
 //
-// "Device" memory is host memory this object hands out and remembers, so classify() tells it
-// from the caller's own host buffers as cudaPointerGetAttributes would. Two worker threads are
+// "Device" memory is host memory these objects hand out and remember (one registry per process),
+// so classify() tells it from the caller's own host buffers as cudaPointerGetAttributes would. Two worker threads are
 // the streams: one runs the copies (to_host, to_device), one the reducer's work, each in the
 // order enqueued; an event is the stream and the task's number on it, done once that task has
 // run. So a copy or a reduction completes some time after it is enqueued, as on a GPU, and a
 // path that read a result before its event said done would read stale data in these tests.
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <new>
+#include <set>
+#include <string_view>
 #include <thread>
 
 #include "device/device_memory.hpp"
@@ -72,6 +75,35 @@ class Stream {
   std::thread worker_;  // last: started once the rest exists
 };
 
+// Every stand-in's device allocations: base -> bytes.
+class Registry {
+ public:
+  static Registry& instance() {
+    static Registry r;
+    return r;
+  }
+  void add(const void* p, std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    blocks_[reinterpret_cast<std::uintptr_t>(p)] = bytes;
+  }
+  void remove(const void* p) {
+    std::lock_guard lock(mutex_);
+    blocks_.erase(reinterpret_cast<std::uintptr_t>(p));
+  }
+  bool contains(const void* p) const {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.upper_bound(a);
+    if (it == blocks_.begin()) return false;
+    --it;
+    return a < it->first + it->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::uintptr_t, std::size_t> blocks_;
+};
+
 // Events: the task number times two, plus the stream (0 copy, 1 compute); never kDone (0).
 constexpr DeviceMemory::Event event_of(std::uint64_t number, unsigned stream) { return number << 1 | stream; }
 
@@ -79,34 +111,34 @@ class HostDeviceMemory final : public DeviceMemory {
  public:
   ~HostDeviceMemory() override {
     synchronize();
-    for (auto& [base, bytes] : device_) ::operator delete(reinterpret_cast<void*>(base), std::align_val_t{256});
+    for (void* p : owned_) {
+      Registry::instance().remove(p);
+      ::operator delete(p, std::align_val_t{256});
+    }
   }
 
   std::string name() const override { return "host test device"; }
 
   Kind classify(const void* p) const override {
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    std::lock_guard lock(mutex_);
-    auto it = device_.upper_bound(a);
-    if (it == device_.begin()) return Kind::Host;
-    --it;
-    return a < it->first + it->second ? Kind::Device : Kind::Host;
+    return Registry::instance().contains(p) ? Kind::Device : Kind::Host;
   }
 
   void* alloc_staging(std::size_t bytes) override { return ::operator new(bytes ? bytes : 1, std::align_val_t{64}); }
   void free_staging(void* p) noexcept override { ::operator delete(p, std::align_val_t{64}); }
   void* alloc_device(std::size_t bytes) override {
     void* p = ::operator new(bytes ? bytes : 1, std::align_val_t{256});  // cudaMalloc's alignment
+    Registry::instance().add(p, bytes ? bytes : 1);
     std::lock_guard lock(mutex_);
-    device_[reinterpret_cast<std::uintptr_t>(p)] = bytes ? bytes : 1;
+    owned_.insert(p);
     return p;
   }
   void free_device(void* p) noexcept override {
     if (!p) return;
     {
       std::lock_guard lock(mutex_);
-      device_.erase(reinterpret_cast<std::uintptr_t>(p));
+      owned_.erase(p);
     }
+    Registry::instance().remove(p);
     ::operator delete(p, std::align_val_t{256});
   }
 
@@ -146,13 +178,21 @@ class HostDeviceMemory final : public DeviceMemory {
   Stream& stream(Event e) { return (e & 1) ? compute_ : copies_; }
   Stream& stream(unsigned s) { return s ? compute_ : copies_; }
 
-  mutable std::mutex mutex_;
-  std::map<std::uintptr_t, std::size_t> device_;  // base -> bytes of each device allocation
+  std::mutex mutex_;
+  std::set<void*> owned_;  // this stand-in's device allocations, freed with it
   Stream copies_, compute_;  // last: their threads stop first
 };
 
 }  // namespace
 
 std::unique_ptr<DeviceMemory> make_host_device_memory() { return std::make_unique<HostDeviceMemory>(); }
+
+std::unique_ptr<DeviceMemory> make_device_memory(std::string& why) {
+  const char* test = std::getenv("ARLAB_TEST_DEVICE");
+  if (!test || !*test) return make_cuda_device_memory(why);
+  if (std::string_view(test) == "host") return make_host_device_memory();
+  throw Error(Error::Code::InvalidArgument,
+              std::string("arlab: ARLAB_TEST_DEVICE='") + test + "': the only value is 'host' (the host stand-in of a device, for tests)");
+}
 
 }  // namespace arlab::detail

@@ -53,6 +53,13 @@ TEST(BenchOptions, Defaults) {
   EXPECT_EQ(o.rounds, 1);
   EXPECT_TRUE(o.fresh_input);  // new input every call, as training brings new gradients
   EXPECT_FALSE(o.calibrate);
+  EXPECT_FALSE(o.device);  // host buffers
+}
+
+TEST(BenchOptions, DeviceBuffersForEveryLine) {
+  EXPECT_TRUE(ok({"-D"}).device);
+  EXPECT_TRUE(ok({"--device", "-a", "nccl,ring"}).device);
+  EXPECT_EQ(error({"-D1"}), "-D takes no value");
 }
 
 TEST(BenchOptions, ReuseInputKeepsTheSameInputEveryCall) {

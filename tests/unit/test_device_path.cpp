@@ -5,6 +5,7 @@
 // reductions on threads of their own, so a result read before its event said done is wrong.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -208,6 +209,49 @@ TEST(DevicePathUse, AStreamCallWithoutADeviceIsUnavailable) {
           << e.what();
     }
   });
+}
+
+}  // namespace
+}  // namespace arlab::detail
+
+namespace arlab::detail {
+namespace {
+
+// One registry per process: a stand-in knows another's device memory (as every CUDA context
+// of a process knows every cudaMalloc), and forgets it once freed.
+TEST(DevicePathUse, EveryStandInKnowsEveryOthersDeviceMemory) {
+  const auto a = make_host_device_memory(), b = make_host_device_memory();
+  auto* p = static_cast<unsigned char*>(a->alloc_device(100));
+  EXPECT_EQ(b->classify(p), DeviceMemory::Kind::Device);
+  EXPECT_EQ(b->classify(p + 99), DeviceMemory::Kind::Device);
+  int on_stack = 0;
+  EXPECT_EQ(b->classify(&on_stack), DeviceMemory::Kind::Host);
+  a->free_device(p);
+  EXPECT_EQ(b->classify(p), DeviceMemory::Kind::Host);
+}
+
+// ARLAB_TEST_DEVICE=host gives every communicator (and arlab-bench -D) the stand-in; any other
+// value is refused by name; unset, the CUDA device or none.
+TEST(DevicePathUse, TheTestDeviceVariableChoosesTheStandIn) {
+  std::string why;
+  ASSERT_EQ(setenv("ARLAB_TEST_DEVICE", "host", 1), 0);
+  const auto host = make_device_memory(why);
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(host->name(), "host test device");
+  ASSERT_EQ(setenv("ARLAB_TEST_DEVICE", "gpu", 1), 0);
+  try {
+    make_device_memory(why);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Error::Code::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("ARLAB_TEST_DEVICE='gpu': the only value is 'host'"), std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(unsetenv("ARLAB_TEST_DEVICE"), 0);
+  std::string cuda_why;
+  const bool cuda = make_cuda_device_memory(cuda_why) != nullptr;
+  EXPECT_EQ(make_device_memory(why) != nullptr, cuda);
+  if (!cuda) EXPECT_EQ(why, cuda_why);
 }
 
 }  // namespace
