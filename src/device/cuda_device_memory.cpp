@@ -1,6 +1,6 @@
-// The CUDA implementation of DeviceMemory (device_memory.hpp): the current device, a copy
-// stream and a compute stream (both non-blocking: they never wait for the legacy default
-// stream), page-locked staging from cudaHostAlloc, and events recorded after every copy and
+// The CUDA implementation of DeviceMemory (device_memory.hpp): the current device, a stream
+// for the copies to the host, one for those to the device, and one for the kernels (all
+// non-blocking: they never wait for the legacy default stream), page-locked staging from cudaHostAlloc, and events recorded after every copy and
 // kernel, queried in order. Built with ARLAB_HAVE_CUDA; otherwise make_cuda_device_memory says
 // the build has no CUDA.
 #include "device/device_memory.hpp"
@@ -65,8 +65,10 @@ class EventStream {
   std::uint64_t recorded_ = 0, finished_ = 0;
 };
 
-// Events: the number on its stream times two, plus the stream (0 copy, 1 compute).
-constexpr DeviceMemory::Event event_of(std::uint64_t n, unsigned stream) { return n << 1 | stream; }
+// Events: the number on its stream times four, plus the stream (1 to host, 2 to device, 3
+// compute), so never kDone (0).
+enum StreamId : unsigned { kToHost = 1, kToDevice = 2, kCompute = 3 };
+constexpr DeviceMemory::Event event_of(std::uint64_t n, StreamId stream) { return n << 2 | stream; }
 
 class CudaDeviceMemory final : public DeviceMemory {
  public:
@@ -99,30 +101,31 @@ class CudaDeviceMemory final : public DeviceMemory {
   void free_device(void* p) noexcept override { cudaFree(p); }
 
   Event to_host(void* host, const void* device, std::size_t bytes) override {
-    check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, copies_.stream()), "cudaMemcpyAsync");
-    return event_of(copies_.record(), 0);
+    check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, to_host_.stream()), "cudaMemcpyAsync");
+    return event_of(to_host_.record(), kToHost);
   }
   Event to_device(void* device, const void* host, std::size_t bytes) override {
-    check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, copies_.stream()), "cudaMemcpyAsync");
-    return event_of(copies_.record(), 0);
+    check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, to_device_.stream()), "cudaMemcpyAsync");
+    return event_of(to_device_.record(), kToDevice);
   }
-  bool done(Event e) override { return e == kDone || ((e & 1) ? compute_ : copies_).done(e >> 1); }
+  bool done(Event e) override { return e == kDone || stream(e).done(e >> 2); }
 
   // The reducer's work: arlab's kernels on the compute stream, an event after each.
   Event reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) override {
     kernels::reduce(op, type, a, b, out, nullptr, n, compute_.stream());
-    return event_of(compute_.record(), 1);
+    return event_of(compute_.record(), kCompute);
   }
   Event copy(const void* src, void* dst, std::size_t bytes) override {
     kernels::copy(src, dst, bytes, compute_.stream());
-    return event_of(compute_.record(), 1);
+    return event_of(compute_.record(), kCompute);
   }
   Event divide(DataType type, void* data, std::size_t n, int divisor) override {
     kernels::divide(type, data, n, divisor, compute_.stream());
-    return event_of(compute_.record(), 1);
+    return event_of(compute_.record(), kCompute);
   }
   void synchronize() override {
-    copies_.synchronize();
+    to_host_.synchronize();
+    to_device_.synchronize();
     compute_.synchronize();
   }
   void wait_for_stream(void* stream) override {
@@ -132,7 +135,11 @@ class CudaDeviceMemory final : public DeviceMemory {
  private:
   int device_;
   std::string name_ = "cuda";
-  EventStream copies_, compute_;
+  EventStream& stream(Event e) { return (e & 3) == kToHost ? to_host_ : (e & 3) == kToDevice ? to_device_ : compute_; }
+
+  // Copies each way on a stream of their own, so that a send's D2H and a receive's H2D run at
+  // once on the GPU's two copy engines; kernels on a third.
+  EventStream to_host_, to_device_, compute_;
 };
 
 }  // namespace

@@ -1,16 +1,16 @@
 // The seam between arlab's executor and a device's memory: what the device path needs from a
 // GPU runtime, and nothing else. Two implementations:
 //   - CUDA (cuda_device_memory.cpp, with ARLAB_HAVE_CUDA): cudaPointerGetAttributes to classify,
-//     cudaHostAlloc'd staging buffers, cudaMemcpyAsync on a dedicated copy stream, arlab's
+//     cudaHostAlloc'd staging buffers, cudaMemcpyAsync on a copy stream each way, arlab's
 //     kernels (kernels/) on a compute stream, CUDA events for completion;
 //   - host (host_device_memory.cpp): "device" memory that is host memory handed out by the
-//     implementation itself, and two worker threads standing in for the copy and compute
+//     implementation itself, and three worker threads standing in for the copy and compute
 //     streams, so every copy and reduction completes later, in stream order, as on a GPU. The
 //     CPU tests run the whole device path (staging, events, ordering, overlap) through it.
 //
 // Completion is polled (done), never waited on: the executor keeps its transport progressing
 // while copies and kernels run, and starts a step only once every step it depends on is done,
-// so the order between the copy stream, the compute stream and the wire is kept by the
+// so the order between the copy streams, the compute stream and the wire is kept by the
 // executor's dependencies, with no cross-stream waits.
 #pragma once
 
@@ -40,7 +40,8 @@ class DeviceMemory : public Reducer {
   virtual void* alloc_device(std::size_t bytes) = 0;
   virtual void free_device(void* p) noexcept = 0;
 
-  // Copies on the copy stream, in order; done(event) once finished.
+  // Copies to the host run in order on one stream, copies to the device in order on another,
+  // with no order between the two (a GPU's two copy engines); done(event) once finished.
   virtual Event to_host(void* host, const void* device, std::size_t bytes) = 0;
   virtual Event to_device(void* device, const void* host, std::size_t bytes) = 0;
 

@@ -1,9 +1,10 @@
 // The host stand-in of a device (device_memory.hpp), for the CPU tests of the device path.
 //
 // "Device" memory is host memory these objects hand out and remember (one registry per process),
-// so classify() tells it from the caller's own host buffers as cudaPointerGetAttributes would. Two worker threads are
-// the streams: one runs the copies (to_host, to_device), one the reducer's work, each in the
-// order enqueued; an event is the stream and the task's number on it, done once that task has
+// so classify() tells it from the caller's own host buffers as cudaPointerGetAttributes would.
+// Three worker threads are the streams, as on the GPU: one runs the copies to the host, one the
+// copies to the device, one the reducer's work, each in the order enqueued and in no order
+// between them; an event is the stream and the task's number on it, done once that task has
 // run. So a copy or a reduction completes some time after it is enqueued, as on a GPU, and a
 // path that read a result before its event said done would read stale data in these tests.
 #include <atomic>
@@ -104,8 +105,9 @@ class Registry {
   std::map<std::uintptr_t, std::size_t> blocks_;
 };
 
-// Events: the task number times two, plus the stream (0 copy, 1 compute); never kDone (0).
-constexpr DeviceMemory::Event event_of(std::uint64_t number, unsigned stream) { return number << 1 | stream; }
+// Events: the task number times four, plus the stream (1 to host, 2 to device, 3 compute); never kDone (0).
+enum StreamId : unsigned { kToHost = 1, kToDevice = 2, kCompute = 3 };
+constexpr DeviceMemory::Event event_of(std::uint64_t number, StreamId stream) { return number << 2 | stream; }
 
 class HostDeviceMemory final : public DeviceMemory {
  public:
@@ -142,11 +144,13 @@ class HostDeviceMemory final : public DeviceMemory {
     ::operator delete(p, std::align_val_t{256});
   }
 
-  Event to_host(void* host, const void* device, std::size_t bytes) override { return copy_on(0, host, device, bytes); }
-  Event to_device(void* device, const void* host, std::size_t bytes) override {
-    return copy_on(0, device, host, bytes);
+  Event to_host(void* host, const void* device, std::size_t bytes) override {
+    return copy_on(kToHost, host, device, bytes);
   }
-  bool done(Event event) override { return event == kDone || stream(event).done(event >> 1); }
+  Event to_device(void* device, const void* host, std::size_t bytes) override {
+    return copy_on(kToDevice, device, host, bytes);
+  }
+  bool done(Event event) override { return event == kDone || stream(static_cast<StreamId>(event & 3)).done(event >> 2); }
 
   // The reducer's work, on the compute stream.
   Event reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n) override {
@@ -163,24 +167,24 @@ class HostDeviceMemory final : public DeviceMemory {
   }
 
   void synchronize() override {
-    copies_.synchronize();
+    to_host_.synchronize();
+    to_device_.synchronize();
     compute_.synchronize();
   }
   void wait_for_stream(void*) override {}
 
  private:
-  Event on_compute(std::function<void()> task) { return event_of(compute_.enqueue(std::move(task)), 1); }
-  Event copy_on(unsigned s, void* dst, const void* src, std::size_t bytes) {
+  Event on_compute(std::function<void()> task) { return event_of(compute_.enqueue(std::move(task)), kCompute); }
+  Event copy_on(StreamId s, void* dst, const void* src, std::size_t bytes) {
     return event_of(stream(s).enqueue([=] {
       if (bytes) std::memcpy(dst, src, bytes);
     }), s);
   }
-  Stream& stream(Event e) { return (e & 1) ? compute_ : copies_; }
-  Stream& stream(unsigned s) { return s ? compute_ : copies_; }
+  Stream& stream(StreamId s) { return s == kToHost ? to_host_ : s == kToDevice ? to_device_ : compute_; }
 
   std::mutex mutex_;
   std::set<void*> owned_;  // this stand-in's device allocations, freed with it
-  Stream copies_, compute_;  // last: their threads stop first
+  Stream to_host_, to_device_, compute_;  // last: their threads stop first
 };
 
 }  // namespace

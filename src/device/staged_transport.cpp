@@ -82,9 +82,10 @@ Transport::Request StagedTransport::new_op(bool send, int peer, int tag, const v
 
 Transport::Request StagedTransport::isend(int peer, int tag, const void* buf, std::size_t bytes) {
   const Request id = new_op(true, peer, tag, buf, bytes);
-  for (Piece& p : ops_[id].pieces) {  // every copy out at once: the copy stream runs them in order
+  for (Piece& p : ops_[id].pieces) {  // every copy out at once: the to-host stream runs them in order
     p.staging = take_piece();
     p.copy = p.bytes ? memory_.to_host(p.staging, ops_[id].device + p.offset, p.bytes) : DeviceMemory::kDone;
+    copied_to_host_ += p.bytes;
     p.state = Piece::State::Copying;
   }
   advance(ops_[id]);
@@ -143,6 +144,7 @@ void StagedTransport::poll(std::vector<Request>& done) {
       ++op.done;
     } else {
       p.copy = p.bytes ? memory_.to_device(op.device + p.offset, p.staging, p.bytes) : DeviceMemory::kDone;
+      copied_to_device_ += p.bytes;
       p.state = Piece::State::Landed;
     }
   }

@@ -4,7 +4,7 @@
 // copies and the wire overlap.
 //
 //   send:    piece 0: D2H --> isend ------------------>
-//            piece 1:         D2H --> isend ---------->       (the copy stream runs the D2Hs in
+//            piece 1:         D2H --> isend ---------->       (the to-host stream runs the D2Hs in
 //            piece 2:                 D2H --> isend -->        order; each piece goes out as
 //                                                              soon as its copy is done)
 //   receive: piece 0: irecv --> H2D
@@ -53,6 +53,10 @@ class StagedTransport final : public Transport {
 
   // Staging memory held now: the receive mirror and the send pieces (tests check it is reused).
   std::size_t staging_bytes() const;
+  // Bytes copied so far, device to host (sends) and host to device (receives): what crosses
+  // PCIe because the inner transport cannot touch device memory.
+  std::size_t copied_to_host() const { return copied_to_host_; }
+  std::size_t copied_to_device() const { return copied_to_device_; }
 
  private:
   struct Piece {
@@ -78,6 +82,7 @@ class StagedTransport final : public Transport {
 
   Transport& inner_;
   DeviceMemory& memory_;
+  std::size_t copied_to_host_ = 0, copied_to_device_ = 0;
   std::size_t piece_bytes_;
   std::vector<Op> ops_;
   std::vector<Request> free_ops_, active_;
