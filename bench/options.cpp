@@ -129,8 +129,7 @@ constexpr Flag kFlags[] = {
      "none: -f 2"},
     {'a', "algorithms", "LIST",
      "comma list of auto, ring, tree, recursive-doubling (rd), rabenseifner (rab), hierarchical, "
-     "mpi (MPI_Allreduce), nccl; 'all' = every one this build has (hierarchical and nccl only "
-     "where available)",
+     "mpi (MPI_Allreduce), nccl; 'all' = every one this build has (nccl only where available)",
      "all"},
     {'d', "datatype", "TYPE",
      "int8, uint8, int32, uint32, int64, uint64, half, bfloat16, float, double, a comma list, or all",
@@ -148,9 +147,10 @@ constexpr Flag kFlags[] = {
      "build has); one communicator each", "mpi"},
     {'z', "inplace", "0|1", "0: both sections on each line, out-of-place then in-place (send == "
      "recv), as nccl-tests prints them; 1 (or a bare -z): in place only", "0"},
-    {0, "ranks-per-node", "K", "model consecutive groups of K ranks as nodes (K must divide the "
-     "rank count): the cost model's machine gets nodes = ranks / K, with the topology's inter-node "
-     "link between them (its intra link when it describes one node)", "none: as the topology places them"},
+    {0, "ranks-per-node", "K", "treat consecutive groups of K ranks as nodes (K must divide the "
+     "rank count): hierarchical's levels and the cost model's machine get nodes = ranks / K, with the "
+     "topology's inter-node link between them (its intra link when it describes one node)",
+     "none: as the topology places them, else the ranks sharing memory"},
     {0, "calibrate", nullptr, "measure this machine first, in this launch (arlab-calibrate --all-pairs "
      "over the first -t transport, a few seconds; with --ranks-per-node K, nodes of K ranks), and "
      "give the pred column and auto the fitted machine; not with --topology",

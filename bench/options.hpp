@@ -60,7 +60,7 @@ std::vector<std::size_t> sweep_sizes(const BenchOptions&, std::size_t elem_size)
 // The most sizes one sweep may have (-i 8 from 8 B to 64 MiB would be 8 million).
 constexpr std::size_t kMaxSizes = 10000;
 
-// "all" for -a: the schedule algorithms, hierarchical, the mpi and nccl baselines, then auto.
+// "all" for -a: the schedule algorithms (hierarchical among them), the mpi and nccl baselines, then auto.
 // The bench drops the ones this build lacks before it starts.
 std::vector<Algorithm> all_algorithms();
 

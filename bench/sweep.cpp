@@ -152,6 +152,7 @@ bool Bench::open_channels() {
     Options options;
     options.transport = t;
     options.topology = model_.topology;
+    if (o_.ranks_per_node) options.ranks_per_node = o_.ranks_per_node;  // hierarchical's nodes too
     if (force_calibration_) options.self_calibration = SelfCalibration::Force;
     std::unique_ptr<Communicator> comm;
     if (auto f = agree(world_, guarded([&] { comm = std::make_unique<Communicator>(world_, options); }))) {

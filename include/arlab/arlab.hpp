@@ -84,6 +84,11 @@ struct Options {
   std::optional<SelfCalibration> self_calibration;
   // Where calibrations are cached (default $XDG_CACHE_HOME/arlab, else ~/.cache/arlab).
   std::optional<std::string> cache_dir;
+  // Nodes as consecutive groups of this many ranks (the last may be smaller), for
+  // Algorithm::Hierarchical and the model's placement, so that one machine can act as several.
+  // Unset: a topology file's placement, else the ranks that share memory
+  // (MPI_COMM_TYPE_SHARED).
+  std::optional<int> ranks_per_node;
 
   // The options with every unset field filled from the environment and the defaults.
   Options resolved() const;
@@ -94,6 +99,7 @@ struct Plan {
   struct Candidate {
     Algorithm algorithm;
     double predicted_us;
+    std::string levels;  // hierarchical: "intra ring, inter rabenseifner"; "" for the flat ones
   };
   Algorithm algorithm = Algorithm::Auto;  // the pick
   double predicted_us = 0;                // its predicted time

@@ -12,6 +12,9 @@ constexpr AlgorithmInfo kTable[] = {
      "log p exchanges of the whole vector with partners at distance 1, 2, 4, ...", build_recursive_doubling},
     {Algorithm::Rabenseifner, "rabenseifner",
      "reduce-scatter by recursive halving, allgather by recursive doubling", build_rabenseifner},
+    {Algorithm::Hierarchical, "hierarchical",
+     "reduce-scatter inside each node, a flat all-reduce of each rank's block across the nodes, allgather inside",
+     build_hierarchical},
 };
 }  // namespace
 

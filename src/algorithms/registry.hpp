@@ -16,12 +16,18 @@ struct AlgorithmInfo {
 };
 
 Schedule build_ring(const Shape&);
+// One half of the ring: the reduce-scatter alone leaves rank r holding block (r + 1) % p
+// reduced (Blocks of count into p); the allgather alone starts from exactly that.
+enum class RingPhases { ReduceScatter, Allgather, Both };
+Schedule build_ring_phases(const Shape&, RingPhases);
 Schedule build_tree(const Shape&);
 Schedule build_recursive_doubling(const Shape&);
 Schedule build_rabenseifner(const Shape&);
+// Shape::rank_to_node (or ranks_per_node) gives the nodes, Shape::inter the algorithm among them.
+Schedule build_hierarchical(const Shape&);
 
 std::span<const AlgorithmInfo> schedule_algorithm_table();
-// nullptr when `id` is not a schedule algorithm (Auto, Mpi, Nccl, Hierarchical).
+// nullptr when `id` is not a schedule algorithm (Auto, Mpi, Nccl).
 const AlgorithmInfo* find_schedule_algorithm(Algorithm id);
 
 }  // namespace arlab::detail

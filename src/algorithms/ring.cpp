@@ -20,7 +20,10 @@
 
 namespace arlab::detail {
 
-Schedule build_ring(const Shape& s) {
+Schedule build_ring(const Shape& s) { return build_ring_phases(s, RingPhases::Both); }
+
+Schedule build_ring_phases(const Shape& s, RingPhases phases) {
+  const bool rs = phases != RingPhases::Allgather, ag = phases != RingPhases::ReduceScatter;
   ScheduleBuilder b;
   const int p = s.nranks, r = s.rank;
   if (p == 1) return b.finish();
@@ -40,7 +43,7 @@ Schedule build_ring(const Shape& s) {
   std::vector<std::vector<Id>> rs_sends(p - 1, std::vector<Id>(chunks));
 
   // Reduce-scatter: send block r-k, receive block r-k-1 and reduce it into place.
-  for (int k = 0; k < p - 1; ++k) {
+  for (int k = 0; k < p - 1 && rs; ++k) {
     const std::size_t out_blk = block_of(r - k), in_blk = block_of(r - k - 1);
     for (std::size_t j = 0; j < chunks; ++j) {
       const ScheduleBuilder::Deps after = k == 0 ? ScheduleBuilder::Deps{} : ScheduleBuilder::Deps{last[j]};
@@ -51,12 +54,17 @@ Schedule build_ring(const Shape& s) {
       last[j] = b.reduce(chunk(in_blk, j, Buffer::Output), staging, {got});
     }
   }
-  // Allgather: send block r+1-k, receive block r-k over the copy sent in reduce-scatter step k.
-  for (int k = 0; k < p - 1; ++k) {
+  // Allgather: send block r+1-k, receive block r-k over the copy sent in reduce-scatter step k
+  // (alone, the allgather starts from the reduce-scatter's result: whoever composes it orders
+  // it after what came before).
+  for (int k = 0; k < p - 1 && ag; ++k) {
     const std::size_t out_blk = block_of(r + 1 - k), in_blk = block_of(r - k);
     for (std::size_t j = 0; j < chunks; ++j) {
-      b.send(right, chunk(out_blk, j, Buffer::Output), {last[j]});
-      last[j] = b.recv(left, chunk(in_blk, j, Buffer::Output), {rs_sends[k][j]});
+      const ScheduleBuilder::Deps after =
+          rs || k > 0 ? ScheduleBuilder::Deps{last[j]} : ScheduleBuilder::Deps{};
+      b.send(right, chunk(out_blk, j, Buffer::Output), after);
+      last[j] = b.recv(left, chunk(in_blk, j, Buffer::Output),
+                       rs ? ScheduleBuilder::Deps{rs_sends[k][j]} : ScheduleBuilder::Deps{});
     }
   }
   return b.finish();

@@ -36,6 +36,34 @@ std::optional<Machine> load_machine(const Options& options, int ranks) {
   return m;
 }
 
+// Every rank's node: consecutive groups of Options::ranks_per_node; else the topology file's
+// placement; else, with an MPI communicator, the ranks sharing memory (collective); else one.
+std::vector<int> find_nodes(const Options& o, const std::optional<Machine>& topology, MPI_Comm comm, int p) {
+  std::vector<int> nodes(static_cast<std::size_t>(p), 0);
+  if (o.ranks_per_node) {
+    for (int r = 0; r < p; ++r) nodes[static_cast<std::size_t>(r)] = r / *o.ranks_per_node;
+    return nodes;
+  }
+  if (topology) return topology->placement(p);
+  if (comm == MPI_COMM_NULL) return nodes;
+  MPI_Comm local = MPI_COMM_NULL;
+  int rank = 0, leader = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  leader = rank;
+  MPI_Bcast(&leader, 1, MPI_INT, 0, local);  // the node's lowest rank names it
+  MPI_Comm_free(&local);
+  std::vector<int> leaders(static_cast<std::size_t>(p));
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm);
+  std::vector<int> seen;
+  for (int r = 0; r < p; ++r) {
+    const auto it = std::find(seen.begin(), seen.end(), leaders[static_cast<std::size_t>(r)]);
+    nodes[static_cast<std::size_t>(r)] = static_cast<int>(it - seen.begin());
+    if (it == seen.end()) seen.push_back(leaders[static_cast<std::size_t>(r)]);
+  }
+  return nodes;
+}
+
 }  // namespace
 
 Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm)
@@ -45,6 +73,29 @@ Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm m
       machine_(load_machine(options_, transport_->size())),
       executor_(*transport_, reducer_) {
   if (machine_) machine_source_ = "'" + machine_->name + "', the topology file " + *options_.topology;
+  nodes_ = find_nodes(options_, machine_, mpi_comm_, transport_->size());
+}
+
+const Machine& Engine::model_machine() const {
+  if (!model_machine_) {
+    Machine m = machine();
+    m.rank_to_node = nodes_;
+    m.nodes = nodes_.empty() ? 1 : *std::max_element(nodes_.begin(), nodes_.end()) + 1;
+    m.ranks_per_node = 0;
+    model_machine_ = std::move(m);
+  }
+  return *model_machine_;
+}
+
+Shape Engine::shape(std::size_t count, std::size_t elem) const {
+  Shape s;
+  s.rank = rank();
+  s.nranks = size();
+  s.count = count;
+  s.elem_size = elem;
+  s.chunk_bytes = *options_.chunk_bytes;
+  s.rank_to_node = nodes_;
+  return s;
 }
 
 Engine::~Engine() {
@@ -160,9 +211,6 @@ void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType
     const Algorithm requested = algorithm;
     if (algorithm == Algorithm::Auto) algorithm = *options_.algorithm;
     if (algorithm == Algorithm::Auto) algorithm = choose(count, type, in_place);
-    if (algorithm == Algorithm::Hierarchical)
-      throw Error(Error::Code::Unavailable,
-                  "arlab: algorithm '" + to_string(algorithm) + "' is not available yet in this version");
     if (algorithm == Algorithm::Nccl) {
       if (mpi_comm_ == MPI_COMM_NULL)
         throw Error(Error::Code::Unavailable, "arlab: the nccl baseline needs an MPI communicator");
@@ -210,13 +258,11 @@ const Program& Engine::program(Algorithm algorithm, std::size_t count, std::size
   const AlgorithmInfo* info = find_schedule_algorithm(algorithm);
   if (!info)
     throw Error(Error::Code::Unavailable, "arlab: algorithm '" + to_string(algorithm) + "' has no schedule");
-  Shape shape;
-  shape.rank = rank();
-  shape.nranks = size();
-  shape.count = count;
-  shape.elem_size = elem;
-  shape.chunk_bytes = *options_.chunk_bytes;
-  Schedule s = info->build(shape);
+  Shape sh = shape(count, elem);
+  // Hierarchical's level between the nodes: the model's pick for this size (every rank walks
+  // the same machine, so all agree).
+  if (algorithm == Algorithm::Hierarchical) sh.inter = choose_inter(sh, model_machine(), in_place);
+  Schedule s = info->build(sh);
   if (!in_place) s = lower_out_of_place(s, count);
   if (programs_.size() >= kCacheLimit) {
     programs_.clear();
@@ -239,16 +285,22 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_pla
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   if (plans_.size() >= kCacheLimit) plans_.clear();
   Plan& plan = plans_[key];
-  Shape shape;
-  shape.nranks = size();
-  shape.count = count;
-  shape.elem_size = elem;
-  shape.chunk_bytes = *options_.chunk_bytes;
+  const Shape sh = shape(count, elem);
+  const Machine& m = model_machine();
   std::vector<std::pair<Cost, Algorithm>> costs;
   for (const auto& info : schedule_algorithm_table()) {
-    const Cost c = predict(info, shape, machine(), in_place);
-    ++model_walks_;
-    plan.candidates.push_back({info.id, c.total_us});
+    std::string levels;
+    Cost c;
+    if (info.id == Algorithm::Hierarchical) {
+      if (m.nodes < 2) continue;  // one node: it is the ring
+      const Algorithm inter = choose_inter(sh, m, in_place, &c);
+      model_walks_ += schedule_algorithm_table().size() - 1;
+      levels = "intra ring reduce-scatter/allgather, inter " + to_string(inter);
+    } else {
+      c = predict(info, sh, m, in_place);
+      ++model_walks_;
+    }
+    plan.candidates.push_back({info.id, c.total_us, levels});
     costs.push_back({c, info.id});
   }
   std::stable_sort(plan.candidates.begin(), plan.candidates.end(),
@@ -261,9 +313,25 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_pla
   why << to_string(plan.algorithm) << " is predicted fastest on " << machine_->name << ": "
       << best.latency_us << " us latency + " << best.bandwidth_us << " us transfer + "
       << best.reduce_us << " us reduction";
+  if (!plan.candidates.front().levels.empty()) why << " (" << plan.candidates.front().levels << ")";
   if (plan.candidates.size() > 1)
     why << "; runner-up " << to_string(plan.candidates[1].algorithm) << " at "
         << plan.candidates[1].predicted_us << " us";
+  if (m.nodes > 1) {
+    // Which level decides: the inter-node links' share of the pick's time, and of the best
+    // algorithm of the other kind (flat against hierarchical).
+    const bool picked_hierarchical = plan.algorithm == Algorithm::Hierarchical;
+    why << "; on " << m.nodes << " nodes, " << best.inter_us << " us of " << to_string(plan.algorithm)
+        << "'s time are on inter-node links";
+    const Cost* other = nullptr;
+    Algorithm other_algorithm = Algorithm::Auto;
+    for (const auto& [c, a] : costs)
+      if ((a == Algorithm::Hierarchical) != picked_hierarchical && (!other || c.total_us < other->total_us))
+        other = &c, other_algorithm = a;
+    if (other)
+      why << ", against " << other->inter_us << " us of " << other->total_us << " for "
+          << to_string(other_algorithm);
+  }
   why << " (machine " << machine_source_ << ")";
   plan.reason = why.str();
   plan.machine = machine_source_;

@@ -43,6 +43,9 @@ class Engine {
   // SelfCalibration::Off or no MPI communicator, Machine::local_default(). Without a file the
   // first call finds it, collectively.
   const Machine& machine() const;
+  // The node of each rank (Options::ranks_per_node, else the topology file's placement, else
+  // the ranks that share memory), numbered from 0 in rank order.
+  const std::vector<int>& nodes() const { return nodes_; }
   // How many schedule walks the cost model has run (one per algorithm per new size): tests
   // check that repeated sizes are answered from the plan cache without walking.
   std::size_t model_walks() const { return model_walks_; }
@@ -74,6 +77,9 @@ class Engine {
   Algorithm choose(std::size_t count, DataType type, bool in_place);
   const Plan& cached_plan(std::size_t count, std::size_t elem, bool in_place) const;
   const Program& program(Algorithm algorithm, std::size_t count, std::size_t elem, bool in_place);
+  // machine() with this communicator's nodes (nodes()) as its placement: what the model walks.
+  const Machine& model_machine() const;
+  Shape shape(std::size_t count, std::size_t elem) const;
 
   // Declared first, destroyed last: after a failed call, peers may still write into it until
   // the transport's shutdown has settled with them.
@@ -83,6 +89,8 @@ class Engine {
   MPI_Comm mpi_comm_;
   mutable std::optional<Machine> machine_;  // found on first use without a topology file
   mutable std::string machine_source_;
+  std::vector<int> nodes_;
+  mutable std::optional<Machine> model_machine_;
   CpuReducer reducer_;
   Executor executor_;
   // The device path: its memory, the staging transport over transport_, their executor, and

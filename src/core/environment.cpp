@@ -9,7 +9,7 @@
 
 namespace arlab::detail {
 
-const Knob kKnobs[8] = {
+const Knob kKnobs[9] = {
     {"ARLAB_ALGO", "algorithm used where a call asks for auto", "auto"},
     {"ARLAB_TRANSPORT", "mpi | ucx | ucx-rma", "mpi"},
     {"ARLAB_CHUNK_BYTES", "pipelining unit in bytes (K/M/G suffixes)", "256K"},
@@ -19,6 +19,8 @@ const Knob kKnobs[8] = {
     {"ARLAB_CALIBRATE", "1 | 0 | force: without a topology, the cached calibration of this machine (measured "
                         "once), the built-in description, or measured again", "1"},
     {"ARLAB_CACHE_DIR", "where calibrations are cached", "$XDG_CACHE_HOME/arlab, else ~/.cache/arlab"},
+    {"ARLAB_RANKS_PER_NODE", "nodes as consecutive groups of K ranks (hierarchical, the model's placement)",
+     "the topology's placement, else the ranks sharing memory"},
 };
 
 std::optional<std::string> env(const char* name) {
@@ -102,6 +104,18 @@ Options Options::resolved() const {
     }
   }
   if (!o.cache_dir) o.cache_dir = env("ARLAB_CACHE_DIR");  // stays unset: XDG_CACHE_HOME or ~/.cache
+  if (!o.ranks_per_node) {  // stays unset: the topology's placement or the shared-memory nodes
+    if (auto k = env("ARLAB_RANKS_PER_NODE")) {
+      int v = 0;
+      auto [end, ec] = std::from_chars(k->data(), k->data() + k->size(), v);
+      if (ec != std::errc{} || end != k->data() + k->size() || v < 1)
+        throw Error(Error::Code::InvalidArgument,
+                    "bad ARLAB_RANKS_PER_NODE '" + *k + "': expected a whole number of ranks >= 1");
+      o.ranks_per_node = v;
+    }
+  }
+  if (o.ranks_per_node && *o.ranks_per_node < 1)
+    throw Error(Error::Code::InvalidArgument, "Options::ranks_per_node must be at least 1");
   if (*o.timeout_s <= 0)
     throw Error(Error::Code::InvalidArgument, "Options::timeout_s must be positive");
   return o;

@@ -11,6 +11,7 @@
 //   ARLAB_CALIBRATE    1 | 0 | force: without a topology, this machine's cached calibration (1),
 //                      the built-in description (0), or measured again (force)   (1)
 //   ARLAB_CACHE_DIR    where calibrations are cached    ($XDG_CACHE_HOME/arlab, ~/.cache/arlab)
+//   ARLAB_RANKS_PER_NODE  nodes as groups of K consecutive ranks  (the topology's, else shared memory)
 #pragma once
 
 #include <cstddef>
@@ -25,7 +26,7 @@ struct Knob {
   const char* meaning;
   const char* default_value;
 };
-extern const Knob kKnobs[8];
+extern const Knob kKnobs[9];
 
 // The variable's value, or nullopt when unset or empty.
 std::optional<std::string> env(const char* name);

@@ -128,6 +128,7 @@ class Walk {
     b.recv_free = start + busy;
     const double end = start + alpha + stream;
     Cost c = send.ready.total_us >= recv.ready.total_us ? send.ready : recv.ready;
+    if (node_[from] != node_[to]) c.inter_us += end - c.total_us;
     c.latency_us += alpha;
     c.bandwidth_us += end - alpha - c.total_us;
     c.total_us = end;
@@ -174,7 +175,31 @@ double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& mach
   return machine.node_working_set(bytes);
 }
 
+Algorithm choose_inter(Shape shape, const Machine& machine, bool in_place, Cost* cost) {
+  const AlgorithmInfo& hierarchical = *find_schedule_algorithm(Algorithm::Hierarchical);
+  Algorithm best = Algorithm::Ring;
+  Cost best_cost;
+  bool first = true;
+  for (const AlgorithmInfo& info : schedule_algorithm_table()) {
+    if (info.id == Algorithm::Hierarchical) continue;
+    shape.inter = info.id;
+    const Cost c = predict(hierarchical, shape, machine, in_place);
+    if (first || c.total_us < best_cost.total_us) best = info.id, best_cost = c, first = false;
+  }
+  if (cost) *cost = best_cost;
+  return best;
+}
+
 Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, bool in_place) {
+  // The schedule's nodes are the machine's unless the shape names its own.
+  if (algo.id == Algorithm::Hierarchical && shape.rank_to_node.empty() && shape.ranks_per_node == 0)
+    shape.rank_to_node = machine.placement(shape.nranks);
+  if (algo.id == Algorithm::Hierarchical &&
+      (shape.inter == Algorithm::Auto || !find_schedule_algorithm(shape.inter) || shape.inter == Algorithm::Hierarchical)) {
+    Cost c;
+    choose_inter(shape, machine, in_place, &c);
+    return c;
+  }
   std::vector<Schedule> schedules;
   schedules.reserve(shape.nranks);
   for (int r = 0; r < shape.nranks; ++r) {

@@ -26,6 +26,7 @@ struct Cost {
   double latency_us = 0;    // alpha terms on the critical path
   double bandwidth_us = 0;  // beta terms (and waiting for a busy link)
   double reduce_us = 0;     // gamma terms (and copies)
+  double inter_us = 0;      // of the total, the time the critical path spends on inter-node links
 };
 
 Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t elem_size);
@@ -45,6 +46,11 @@ double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& mach
 // (Machine::at_working_set: in cache or beyond it) and walks it, adding the machine's call_us
 // once (to the total and the latency term). walk_cost() walks schedules on the rates given,
 // with no regime picked and no call overhead.
+// For hierarchical with Shape::inter Auto, the inter-node algorithm choose_inter() picks.
 Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, bool in_place = true);
+
+// Hierarchical's algorithm among the nodes: the flat schedule algorithm whose composition the
+// walk predicts fastest for this shape; `cost`, when given, gets that composition's cost.
+Algorithm choose_inter(Shape shape, const Machine& machine, bool in_place, Cost* cost = nullptr);
 
 }  // namespace arlab::detail

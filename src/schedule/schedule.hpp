@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "arlab/arlab.hpp"
+
 namespace arlab::detail {
 
 // Which buffer a region lies in. Input is the user's send buffer (read only; only present
@@ -49,6 +51,11 @@ struct Shape {
   std::size_t elem_size = 4;
   std::size_t chunk_bytes = 256 * 1024;  // pipelining unit; 0 means no pipelining
   int ranks_per_node = 0;                // 0: all ranks on one node
+  // The node of each rank, where the nodes are not blocks of ranks_per_node (or differ in
+  // size); empty: blocks of ranks_per_node. Only hierarchical reads the nodes.
+  std::vector<int> rank_to_node;
+  // Hierarchical: the all-reduce among the nodes (a schedule algorithm; Auto: ring).
+  Algorithm inter = Algorithm::Auto;
 
   // Elements per pipelined chunk (at least 1; the whole count when pipelining is off).
   std::size_t chunk_elems() const;

@@ -37,7 +37,7 @@ foreach(line IN LISTS lines)
   math(EXPR n "${n} + 1")
 endforeach()
 list(LENGTH TRANSPORTS t)
-math(EXPR want "4 * 2 * 2 * 5 * ${t}")  # sizes x types x ops x (4 schedules and auto) x transports
+math(EXPR want "4 * 2 * 2 * 6 * ${t}")  # sizes x types x ops x (5 schedules and auto) x transports
 if(NOT n EQUAL want)
   fail("${n} table lines, expected ${want}" "${out}" "${err}")
 endif()

@@ -72,7 +72,7 @@ TEST_P(AgainstMpi, EveryTypeOpCountInPlaceAndNot) {
 
 INSTANTIATE_TEST_SUITE_P(Algorithms, AgainstMpi,
                          ::testing::Values(Algorithm::Ring, Algorithm::Tree, Algorithm::RecursiveDoubling,
-                                           Algorithm::Rabenseifner, Algorithm::Auto),
+                                           Algorithm::Rabenseifner, Algorithm::Hierarchical, Algorithm::Auto),
                          [](const auto& info) {
                            std::string n = arlab::to_string(info.param);
                            for (auto& c : n) if (c == '-') c = '_';
@@ -85,7 +85,7 @@ TEST(Mpi, BackToBackCallsOfDifferentSizesAndAlgorithms) {
   arlab::Communicator comm(MPI_COMM_WORLD, small_chunks);
   const int rank = comm.rank(), p = comm.size();
   const Algorithm algos[] = {Algorithm::Ring, Algorithm::Tree, Algorithm::RecursiveDoubling,
-                             Algorithm::Rabenseifner, Algorithm::Mpi, Algorithm::Auto};
+                             Algorithm::Rabenseifner, Algorithm::Hierarchical, Algorithm::Mpi, Algorithm::Auto};
   bool ok = true;
   for (int round = 0; round < 30; ++round) {
     const std::size_t count = 1 + (static_cast<std::size_t>(round) * 7919) % 50000;

@@ -48,7 +48,7 @@ TEST(Api, TypesAndSizes) {
   EXPECT_EQ(to_string(ReduceOp::Avg), "avg");
   EXPECT_EQ(to_string(TransportKind::UcxRma), "ucx-rma");
   EXPECT_THROW(size_of(static_cast<DataType>(99)), Error);
-  EXPECT_EQ(schedule_algorithms().size(), 4u);
+  EXPECT_EQ(schedule_algorithms().size(), 5u);  // ring, tree, recursive doubling, Rabenseifner, hierarchical
 }
 
 TEST(Api, OptionsFromEnvironment) {

@@ -109,7 +109,8 @@ TEST(Auto, RepeatedSizesAreAnsweredFromTheCache) {
   o.topology = kH100;
   const auto engine = lone_engine(8, o);
   const std::size_t sizes[] = {1, 1000, 65536, 1 << 20, 12345};
-  const std::size_t algorithms = schedule_algorithm_table().size();
+  // One node: every schedule algorithm but hierarchical (which is the ring there) is walked.
+  const std::size_t algorithms = schedule_algorithm_table().size() - 1;
   const std::size_t before = engine->model_walks();
   const auto start = std::chrono::steady_clock::now();
   constexpr int kCalls = 100000;
