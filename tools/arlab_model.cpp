@@ -76,9 +76,14 @@ int run(const ModelOptions& o) {
   const int ranks = o.ranks ? o.ranks : machine.ranks();
   machine.placement(ranks);  // an explicit rank_to_node must match --ranks
   const Model model(machine, ranks, o.chunk_bytes);
+  // As Auto: hierarchical only where there are several nodes (on one it is the ring), unless asked for.
+  std::vector<Algorithm> algorithms = o.algorithms;
+  const auto nodes = machine.placement(ranks);
+  if (!o.algorithms_given && std::adjacent_find(nodes.begin(), nodes.end(), std::not_equal_to<>()) == nodes.end())
+    algorithms.erase(std::remove(algorithms.begin(), algorithms.end(), Algorithm::Hierarchical), algorithms.end());
 
   std::vector<SizeRow> rows;
-  for (std::size_t bytes : sweep_sizes(o)) rows.push_back(model.row(bytes, o.algorithms));
+  for (std::size_t bytes : sweep_sizes(o)) rows.push_back(model.row(bytes, algorithms));
   std::vector<Crossover> crossovers;
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const Algorithm before = rows[i - 1].predictions[rows[i - 1].pick].algorithm;
@@ -101,7 +106,7 @@ int run(const ModelOptions& o) {
   print_crossovers(stdout, rows, crossovers);
   if (o.explain) print_explain(stdout, rows);
   if (o.json)
-    std::printf("#\n# %zu records written to %s\n", rows.size() * o.algorithms.size(), o.json->c_str());
+    std::printf("#\n# %zu records written to %s\n", rows.size() * algorithms.size(), o.json->c_str());
   return 0;
 }
 

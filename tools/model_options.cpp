@@ -91,6 +91,7 @@ void apply(ModelOptions& o, const cli::Flag& f, const std::string& v) {
     parse_sizes(o, flag, v);
   } else if (flag == "--algorithms") {
     parse_algorithms(o, flag, v);
+    o.algorithms_given = true;
   } else if (flag == "--chunk") {
     const auto n = parse_size(v);
     if (!n) bad_value(flag, v, "a size in bytes such as 0, 64K or 1M");

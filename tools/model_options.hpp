@@ -19,6 +19,7 @@ struct ModelOptions {
   std::size_t max_bytes = std::size_t{1} << 30;
   std::size_t factor = 4;
   std::vector<Algorithm> algorithms;                  // --algorithms; empty: every schedule algorithm
+  bool algorithms_given = false;                      // --algorithms given (else hierarchical only with several nodes)
   std::size_t chunk_bytes = std::size_t{256} << 10;   // --chunk, as ARLAB_CHUNK_BYTES
   bool explain = false;                               // --explain
   std::optional<std::string> json;                    // --json FILE, or "-" for stdout

@@ -86,6 +86,11 @@ std::string link_block(const LinkCalibration& l) {
     o += " }\n";
   }
   o += beyond_lines(l.sizes, l.exchange, "    ", "t = alpha + bytes / bandwidth_beyond_cache");
+  if (l.shared_ratio > 0)
+    o += format("    # Every rank of a node exchanging across at once took %.2fx one pair's time (4 MiB): %s.\n",
+                l.shared_ratio, l.shared_by_node ? "the node's ranks share one port (a NIC); the rates above are one pair's"
+                                                 : "each rank has a port of its own");
+  if (l.shared_by_node) o += "    shared_by: node\n";
   if (l.cpu_copies)
     o += "    # Shared memory between processes: the receiving rank's CPU copies each message in, so in\n"
          "    # the walk a receive also occupies that rank's compute unit (docs/model.md).\n"

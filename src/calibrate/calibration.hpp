@@ -59,6 +59,12 @@ struct LinkCalibration {
   double chained_run_us = 0;        // and per exchange in a chain (LinkBench::run_cost)
   RegimeFit exchange;               // what the file gets: alpha, beta, beta beyond the cache
   RegimeFit pingpong;               // for comparison
+  // Inter-node, with several ranks per node: a 4 MiB exchange with every rank paired across at
+  // once, over one pair alone (shared_ratio); about ranks-per-node when the node's ranks share
+  // one port (a NIC), about 1 when each has its own. Shared: shared_by: node, and the rates
+  // are the lone pair's.
+  double shared_ratio = 0;
+  bool shared_by_node = false;
   std::size_t stream_chunk = 0, stream_count = 0;
   double stream_one_way_GBps = 0, stream_both_ways_GBps = 0;  // per direction
 };

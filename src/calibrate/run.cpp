@@ -84,6 +84,28 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
   return l;
 }
 
+// Whether a node's ranks share one port to the other nodes: a 4 MiB exchange with every rank
+// paired across at once against one pair alone. With one port (a NIC per node) each of the
+// per_node pairs gets about 1/per_node of it, with a port per rank about all of it; the verdict
+// is the side of the midpoint the ratio falls on. Shared, the link's rates must be the lone
+// pair's (the walk then lets the node's messages take turns on the port): measured again
+// without --all-pairs if it was on.
+void detect_shared_port(LinkBench& bench, LinkCalibration& l, const Settings& o, const std::vector<std::size_t>& sizes,
+                        double cache_bytes, int ranks, int per_node) {
+  const std::vector<std::size_t> probe{std::min<std::size_t>(sizes.back(), std::size_t{4} << 20)};
+  const double alone = bench.sweep(0, l.rank_b, probe, false, false).exchange_us.front();
+  const double together = bench.sweep(0, l.rank_b, probe, true, false).exchange_us.front();
+  l.shared_ratio = alone > 0 ? together / alone : 0;
+  l.shared_by_node = l.shared_ratio >= 0.5 * (1.0 + per_node);
+  if (!l.shared_by_node || !o.all_pairs) return;
+  Settings lone = o;
+  lone.all_pairs = false;
+  const double ratio = l.shared_ratio;
+  l = measure_link(bench, "inter", l.rank_b, false, lone, sizes, cache_bytes, ranks, per_node);
+  l.shared_ratio = ratio;
+  l.shared_by_node = true;
+}
+
 // Every rank at once; the `per_node` ranks of a node share its cache: out = a + b touches 3n
 // bytes per rank, a copy 2n.
 ComputeCalibration measure_compute(ComputeBench& bench, const Settings& o, int ranks, int per_node,
@@ -222,6 +244,7 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
     }
     if (c.nodes >= 2) {
       c.inter = measure_link(bench, "inter", per_node, false, o, sizes, c.cache_bytes, size, per_node);
+      if (per_node >= 2) detect_shared_port(bench, *c.inter, o, sizes, c.cache_bytes, size, per_node);
       if (observe) observe(Stage::Link, c);
     }
   }  // the transport's shutdown is collective: every rank is here

@@ -23,6 +23,9 @@ class Walk {
   Walk(std::vector<Program> progs, const Machine& m, std::size_t elem) : m_(m), progs_(std::move(progs)) {
     p_ = static_cast<int>(progs_.size());
     node_ = m.placement(p_);
+    const int nodes = node_.empty() ? 1 : *std::max_element(node_.begin(), node_.end()) + 1;
+    nic_out_free_.assign(static_cast<std::size_t>(std::max(nodes, 1)), 0.0);
+    nic_in_free_ = nic_out_free_;
     st_.resize(p_);
     const MessageIndex index(progs_);
     const auto elem_bytes = static_cast<double>(elem);
@@ -112,6 +115,9 @@ class Walk {
     // sender's memory), so the sender's port does not serialise its messages: several
     // receivers may copy from one sender at once. A DMA link's send port streams one at a time.
     double start = std::max({send.posted, recv.posted, link.cpu_copies ? 0.0 : a.send_free, b.recv_free});
+    // One port per node (a NIC): the node's messages over the link take turns on it.
+    const bool nic = link.shared_by_node && node_[from] != node_[to];
+    if (nic) start = std::max({start, nic_out_free_[node_[from]], nic_in_free_[node_[to]]});
     const double alpha = link.alpha_for(send.bytes);
     const double stream = send.bytes * link.us_per_byte;
     double busy = stream;
@@ -126,6 +132,7 @@ class Walk {
     // A DMA link: the ports stream the bytes; the latency is in flight and overlaps the next message.
     if (!link.cpu_copies) a.send_free = start + busy;
     b.recv_free = start + busy;
+    if (nic) nic_out_free_[node_[from]] = nic_in_free_[node_[to]] = start + stream;
     const double end = start + alpha + stream;
     Cost c = send.ready.total_us >= recv.ready.total_us ? send.ready : recv.ready;
     if (node_[from] != node_[to]) c.inter_us += end - c.total_us;
@@ -152,6 +159,7 @@ class Walk {
   std::vector<Program> progs_;  // their dependents; the steps themselves are released
   int p_ = 0;
   std::vector<int> node_;  // node of each rank
+  std::vector<double> nic_out_free_, nic_in_free_;  // per node: when its shared port is free
   std::vector<RankState> st_;
   std::priority_queue<Timed, std::vector<Timed>, std::greater<>> queue_;
   Cost last_;

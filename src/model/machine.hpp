@@ -25,6 +25,10 @@ struct LinkCost {
   // transfer, alpha included, occupies the receiver's compute unit and cannot overlap its
   // reductions or the next message.
   bool cpu_copies = false;
+  // Whose port a message uses: false, each rank's own (a NIC per GPU, shared memory); true,
+  // one port per node, shared by all its ranks (one NIC per node): the node's messages over
+  // this link class then stream one after another, each direction, at us_per_byte.
+  bool shared_by_node = false;
   // A protocol switch (eager -> rendezvous): messages of more than rendezvous_bytes pay
   // alpha_us_rendezvous instead of alpha_us (the handshake before the data moves); 0: no switch.
   double rendezvous_bytes = 0;

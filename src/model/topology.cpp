@@ -160,7 +160,8 @@ struct Link {
 Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
   const auto f =
       r.mapping(node, what,
-                {"alpha_us", "bandwidth_GBps", kBeyond, "copied_by", "rendezvous_bytes", "alpha_us_rendezvous", "latency_us"},
+                {"alpha_us", "bandwidth_GBps", kBeyond, "copied_by", "shared_by", "rendezvous_bytes", "alpha_us_rendezvous",
+                 "latency_us"},
                 {"alpha_us", "bandwidth_GBps"});
   Link l;
   l.cost.alpha_us = r.number(f.at("alpha_us"), what + ".alpha_us", true);
@@ -169,6 +170,13 @@ Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
     if (by != "cpu" && by != "dma")
       r.fail(f.at("copied_by"), what + ".copied_by must be 'cpu' or 'dma', got '" + by + "'");
     l.cost.cpu_copies = by == "cpu";
+  }
+  if (f.count("shared_by")) {
+    const std::string by = r.text(f.at("shared_by"), what + ".shared_by");
+    if (by != "node" && by != "rank")
+      r.fail(f.at("shared_by"), what + ".shared_by must be 'node' (one port for the node's ranks: a NIC) or 'rank', got '" +
+                                    by + "'");
+    l.cost.shared_by_node = by == "node";
   }
   // The protocol switch: both fields or neither.
   if (f.count("rendezvous_bytes") != f.count("alpha_us_rendezvous")) {
@@ -317,6 +325,7 @@ std::string link_yaml(const LinkCost& l, double beyond_us_per_byte) {
   std::string y = "{ alpha_us: " + number_text(l.alpha_us) + ", bandwidth_GBps: " + gbps(l.us_per_byte);
   if (beyond_us_per_byte > 0) y += ", bandwidth_GBps_beyond_cache: " + gbps(beyond_us_per_byte);
   y += std::string(", copied_by: ") + (l.cpu_copies ? "cpu" : "dma");
+  if (l.shared_by_node) y += ", shared_by: node";
   if (l.rendezvous_bytes > 0)
     y += ", rendezvous_bytes: " + integer_text(l.rendezvous_bytes) + ", alpha_us_rendezvous: " +
          number_text(l.alpha_us_rendezvous);

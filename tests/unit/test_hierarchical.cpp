@@ -113,5 +113,32 @@ TEST(Hierarchical, TheWalkPrefersItAcrossASlowLinkAndNotOnAUniformMachine) {
   EXPECT_GE(predict(hierarchical(), s, m).total_us, 0.95 * ring_uniform);
 }
 
+// One port per node (shared_by: node): the two ranks of a node that send across at once take
+// turns, so recursive doubling's cross-node step (both ranks send the whole vector) takes twice
+// as long, hierarchical's inter level (each rank a half) as long as one rank sending the whole,
+// and the flat ring (one rank per node borders the other node) is unchanged.
+TEST(Hierarchical, ANodesSharedPortSerialisesItsRanksCrossNodeMessages) {
+  Machine own = Machine::uniform(0, 1e-3 / 50, 0);
+  own.ranks_per_node = 2;
+  own.nodes = 2;
+  own.inter.us_per_byte = 1e-3 / 0.125;  // 1 Gbit/s
+  Machine nic = own;
+  nic.inter.shared_by_node = true;
+  Shape s;
+  s.nranks = 4;
+  s.count = std::size_t{4} << 20;  // 16 MiB
+  s.elem_size = 4;
+  s.chunk_bytes = 0;
+  auto cost = [&](Algorithm a, const Machine& m) { return predict(*find_schedule_algorithm(a), s, m); };
+  const double n_us = 16.0 * (1 << 20) * nic.inter.us_per_byte;  // the whole vector through one port
+  EXPECT_NEAR(cost(Algorithm::RecursiveDoubling, own).inter_us, n_us, 0.02 * n_us);
+  EXPECT_NEAR(cost(Algorithm::RecursiveDoubling, nic).inter_us, 2 * n_us, 0.02 * n_us);
+  s.inter = Algorithm::Ring;
+  EXPECT_NEAR(cost(Algorithm::Hierarchical, own).inter_us, n_us / 2, 0.02 * n_us);
+  EXPECT_NEAR(cost(Algorithm::Hierarchical, nic).inter_us, n_us, 0.02 * n_us);
+  EXPECT_NEAR(cost(Algorithm::Ring, nic).total_us, cost(Algorithm::Ring, own).total_us,
+              0.01 * cost(Algorithm::Ring, own).total_us);
+}
+
 }  // namespace
 }  // namespace arlab::detail

@@ -79,7 +79,7 @@ TEST(Topology, EveryShippedFileLoads) {
     s.count = 1 << 16;
     for (const auto& info : schedule_algorithm_table()) EXPECT_GT(predict(info, s, m).total_us, 0) << info.name;
   }
-  EXPECT_EQ(files, 7);
+  EXPECT_EQ(files, 8);  // with emulated-2x2-1gbit.yaml, topology/emulate/cluster's calibration
   const Machine h100 = load_topology(std::string(ARLAB_TOPOLOGY_DIR) + "/h100-2node-ndr.yaml");
   EXPECT_EQ(h100.nodes, 2);
   EXPECT_EQ(h100.ranks_per_node, 8);
@@ -95,6 +95,7 @@ void expect_same_machine(const Machine& a, const Machine& b) {
     EXPECT_DOUBLE_EQ(x.alpha_us, y.alpha_us);
     EXPECT_DOUBLE_EQ(x.us_per_byte, y.us_per_byte);
     EXPECT_EQ(x.cpu_copies, y.cpu_copies);
+    EXPECT_EQ(x.shared_by_node, y.shared_by_node);
     EXPECT_DOUBLE_EQ(x.rendezvous_bytes, y.rendezvous_bytes);
     EXPECT_DOUBLE_EQ(x.alpha_us_rendezvous, y.alpha_us_rendezvous);
     ASSERT_EQ(x.latency.size(), y.latency.size());
@@ -169,6 +170,17 @@ TEST(Topology, CopiedByNamesWhoMovesAMessagesBytes) {
   EXPECT_FALSE(parse_topology(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, copied_by: dma")).intra.cpu_copies);
   EXPECT_NE(error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, copied_by: gpu"))
                 .find("links.intra.copied_by must be 'cpu' or 'dma', got 'gpu'"),
+            std::string::npos);
+}
+
+TEST(Topology, SharedByNodeNamesALinkWhoseNodePortIsOne) {
+  EXPECT_FALSE(parse_topology(edited("", "")).inter.shared_by_node);  // default: a port per rank
+  const Machine nic = parse_topology(edited("bandwidth_GBps: 25", "bandwidth_GBps: 25, shared_by: node"));
+  EXPECT_TRUE(nic.inter.shared_by_node);
+  EXPECT_FALSE(nic.intra.shared_by_node);
+  EXPECT_FALSE(parse_topology(edited("bandwidth_GBps: 25", "bandwidth_GBps: 25, shared_by: rank")).inter.shared_by_node);
+  EXPECT_NE(error_of(edited("bandwidth_GBps: 25", "bandwidth_GBps: 25, shared_by: switch"))
+                .find("links.inter.shared_by must be 'node' (one port for the node's ranks: a NIC) or 'rank', got 'switch'"),
             std::string::npos);
 }
 
@@ -305,7 +317,7 @@ TEST(Topology, UnknownKeysListTheValidOnes) {
             "ranks_per_node, rank_to_node, cache_bytes, call_overhead_us, links, reduce, copy");
   EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwith_GBps: 150")),
             "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps, "
-            "bandwidth_GBps_beyond_cache, copied_by, rendezvous_bytes, alpha_us_rendezvous, latency_us");
+            "bandwidth_GBps_beyond_cache, copied_by, shared_by, rendezvous_bytes, alpha_us_rendezvous, latency_us");
   EXPECT_EQ(error_of(edited("  inter:", "  intre:")),
             "t.yaml:6:3: unknown key 'intre' in links; valid keys: intra, inter");
   EXPECT_EQ(error_of(edited("nodes: 2", "nodes: 2\nnodes: 3")), "t.yaml:3:1: key 'nodes' appears twice in the topology");
