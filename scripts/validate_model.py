@@ -27,8 +27,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-NAMED = ["ring", "tree", "recursive-doubling", "rabenseifner"]
-SHORT = {"ring": "ring", "tree": "tree", "recursive-doubling": "rd", "rabenseifner": "rab"}
+NAMED = ["ring", "tree", "recursive-doubling", "rabenseifner", "hierarchical"]
+SHORT = {"ring": "ring", "tree": "tree", "recursive-doubling": "rd", "rabenseifner": "rab", "hierarchical": "hier"}
 
 
 def size_text(n):
@@ -123,11 +123,13 @@ def main(args):
     overall = []
     summary = []
     for tr in transports:
+        # The named algorithms this run has lines of (hierarchical only in multi-node runs).
+        shown = [a for a in NAMED if any(k[0] == tr and k[2] == a for k in err)]
         print(f"{h}transport {tr}: |err%| per algorithm and size (median of out of place and in place; worst line)")
         rows = []
         for size in sizes:
             row = [size_text(size)]
-            for algo in NAMED:
+            for algo in shown:
                 e = [abs(err[k]) for k in err if k[0] == tr and k[1] == size and k[2] == algo]
                 row.append(f"{statistics.median(e):.1f}" if e else "-")
             e = [(abs(v), v, k[2], k[3]) for k, v in err.items() if k[0] == tr and k[1] == size]
@@ -138,9 +140,9 @@ def main(args):
         mine = [abs(v) for k, v in err.items() if k[0] == tr]
         overall += mine
         rows.append(["all"] + [f"{statistics.median(abs(v) for k, v in err.items() if k[0] == tr and k[2] == a):.1f}"
-                               if any(k[0] == tr and k[2] == a for k in err) else "-" for a in NAMED]
+                               if any(k[0] == tr and k[2] == a for k in err) else "-" for a in shown]
                     + [f"{statistics.median(mine):.1f}", ""])
-        table(markdown, ["size"] + [SHORT[a] for a in NAMED] + ["median", "worst line (err%)"], rows)
+        table(markdown, ["size"] + [SHORT[a] for a in shown] + ["median", "worst line (err%)"], rows)
 
         print(f"{h}transport {tr}: auto's time / the fastest named algorithm's (same run); "
               "the picked algorithm's own line in brackets")

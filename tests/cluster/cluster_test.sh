@@ -7,7 +7,8 @@
 # Usage: cluster_test.sh CLUSTER-SCRIPT MPI-TESTS ARLAB-BENCH
 set -u
 cluster=$1 tests=$2 bench=$3
-export ARLAB_CLUSTER_DIR=${TMPDIR:-/tmp}/arlab-cluster-test-$$ ARLAB_TIMEOUT_S=60
+# A cluster of its own, beside any the user has up.
+export ARLAB_CLUSTER_DIR=${TMPDIR:-/tmp}/arlab-cluster-test-$$ ARLAB_CLUSTER_PREFIX=act$(( $$ % 100000 ))- ARLAB_TIMEOUT_S=60
 out=$("$cluster" up --nodes 2 --ranks-per-node 2 --inter-gbit 10 2>&1)
 rc=$?
 echo "$out"
