@@ -103,18 +103,19 @@ ARLAB_HD constexpr float half_bits_to_float(std::uint16_t h) noexcept {
 
 ARLAB_HD constexpr std::uint16_t float_to_bfloat16_bits(float value) noexcept {
   const std::uint32_t x = bit_cast_hd<std::uint32_t>(value);
-  if ((x & 0x7fffffffu) > 0x7f800000u)  // NaN: quiet it, keep sign and top payload bits
-    return static_cast<std::uint16_t>((x >> 16) | 0x40u);
   // Drop 16 bits, ties to even. A carry out of the fraction bumps the exponent, which is
-  // exactly right, including subnormal -> normal and largest finite -> infinity.
-  const std::uint32_t rounded = x + 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<std::uint16_t>(rounded >> 16);
+  // exactly right, including subnormal -> normal and largest finite -> infinity. A NaN is
+  // quieted, keeping its sign and top payload bits. Both computed and one selected, so that
+  // loops of conversions vectorise.
+  const std::uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+  const std::uint32_t nan = (x >> 16) | 0x40u;
+  return static_cast<std::uint16_t>(bit_select((x & 0x7fffffffu) > 0x7f800000u, nan, rounded));
 }
 
 ARLAB_HD constexpr float bfloat16_bits_to_float(std::uint16_t b) noexcept {
-  std::uint32_t x = static_cast<std::uint32_t>(b) << 16;
-  if ((x & 0x7fffffffu) > 0x7f800000u) x |= 0x400000u;  // NaN: make it quiet
-  return bit_cast_hd<float>(x);
+  const std::uint32_t x = static_cast<std::uint32_t>(b) << 16;
+  // A NaN made quiet, branch-free as above.
+  return bit_cast_hd<float>(bit_select((x & 0x7fffffffu) > 0x7f800000u, x | 0x400000u, x));
 }
 
 }  // namespace arlab::detail
