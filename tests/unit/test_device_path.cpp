@@ -23,8 +23,8 @@ const DataType kTypes[] = {DataType::Int8,    DataType::UInt8,    DataType::Int3
                            DataType::Int64,   DataType::UInt64,   DataType::Float16, DataType::BFloat16,
                            DataType::Float32, DataType::Float64};
 const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
-const Algorithm kAlgorithms[] = {Algorithm::Ring, Algorithm::Tree, Algorithm::RecursiveDoubling,
-                                 Algorithm::Rabenseifner, Algorithm::Auto};
+const Algorithm kAlgorithms[] = {Algorithm::Ring,         Algorithm::Tree,         Algorithm::RecursiveDoubling,
+                                 Algorithm::Rabenseifner, Algorithm::Hierarchical, Algorithm::Auto};
 
 using arlab::test::fill;
 using arlab::test::reference;
@@ -90,7 +90,11 @@ TEST_P(DevicePath, OneToFiveRanksOddCountsAndManyPieces) {
   const Algorithm algo = GetParam();
   for (int p = 1; p <= 5; ++p) {
     std::vector<std::string> failures(p);
-    on_threads(p, options(4096), [&](Engine& engine, int rank) {
+    Options o = options(4096);
+    // Nodes of two ranks (uneven at 3 and 5: the leader variant), so that hierarchical has
+    // levels and Auto weighs it.
+    if (algo == Algorithm::Hierarchical || algo == Algorithm::Auto) o.ranks_per_node = 2;
+    on_threads(p, o, [&](Engine& engine, int rank) {
       Device device(engine, 4000);
       const std::size_t pp = static_cast<std::size_t>(p);
       for (auto [type, op] : {std::pair{DataType::Float32, ReduceOp::Sum}, std::pair{DataType::Int32, ReduceOp::Max},
