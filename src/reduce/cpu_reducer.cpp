@@ -31,6 +31,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <cpuid.h>
 #endif
 
 namespace arlab::detail {
@@ -96,8 +97,20 @@ __attribute__((target("avx,f16c"))) void floats_to_halves(const float* in, std::
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j),
                      _mm256_cvtps_ph(_mm256_loadu_ps(in + j), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
+// CPUID and XGETBV directly (GCC knows __builtin_cpu_supports("f16c"), clang 14 does not):
+// a feature counts only where the OS also saves the YMM registers (OSXSAVE, XCR0 bits 1-2).
+bool os_saves_ymm() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX)) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 0x6u) == 0x6u;
+}
 bool have_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return os_saves_ymm() && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+  }();
   return yes;
 }
 // bfloat16's conversions are shifts and selects, but baseline SSE2 has no 32 -> 16-bit pack;
@@ -109,7 +122,10 @@ __attribute__((target("avx2"))) void floats_to_bfloat16s(const float* in, std::u
   for (std::size_t j = 0; j < kBlock; ++j) out[j] = float_to_bfloat16_bits(in[j]);
 }
 bool have_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return os_saves_ymm() && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+  }();
   return yes;
 }
 #endif
