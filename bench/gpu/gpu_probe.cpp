@@ -26,6 +26,7 @@ std::string error(cudaError_t e) { return cudaGetErrorString(e); }
 
 // In a child process: its own context, a reduction of 64 MiB, checked. 0 on success.
 int child_kernel() {
+  if (arlab::kernels::device_count() == 0) return 6;
   const std::size_t n = std::size_t{16} << 20;
   std::vector<float> a(n, 1.5f);
   void *da = nullptr, *db = nullptr;
@@ -89,8 +90,9 @@ std::string nccl_one_rank() {
 }  // namespace
 
 int main() {
-  // The children first, before this process makes a CUDA context of its own to inherit.
-  const std::string share = arlab::kernels::device_count() > 0 ? processes_share_gpu() : "";
+  // The children first, before this process touches CUDA at all: a child forked after its
+  // parent initialised the driver (cudaGetDeviceCount does) cannot use CUDA.
+  const std::string share = processes_share_gpu();
   if (arlab::kernels::device_count() == 0) {
     std::printf("device: none\nSKIPPED: %s\n", arlab::kernels::unavailable_reason().c_str());
     return 77;
