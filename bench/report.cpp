@@ -18,9 +18,17 @@ void put_line(std::FILE* out, std::string line) {
   std::fprintf(out, "%s\n", line.c_str());
 }
 
-std::string cell(int width, const char* text) {
+// Right-aligned in `width`, and always after at least one blank: a value wider than its
+// column (an err% of -2055.0, a time of seconds) widens the line instead of merging with the
+// cell before it, so the columns stay separable by blanks.
+std::string cell(int width, const std::string& text) {
+  const std::size_t w = static_cast<std::size_t>(width);
+  return text.size() < w ? std::string(w - text.size(), ' ') + text : " " + text;
+}
+
+std::string number(double x, const char* format = "%.2f") {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%*s", width, text);
+  std::snprintf(buf, sizeof buf, format, x);
   return buf;
 }
 
@@ -32,11 +40,12 @@ std::string centred(int width, const std::string& title) {
 
 void section_cells(std::FILE* out, const Line& l, const Section& s, bool in_place) {
   const std::string wrong = s.wrong ? std::to_string(*s.wrong) : std::string("N/A");
-  char err[32] = "-", pred[32] = "-";
-  if (auto e = err_pct(l, s, in_place)) std::snprintf(err, sizeof err, "%+.1f", *e);
-  if (const auto& p = predicted(l, in_place)) std::snprintf(pred, sizeof pred, "%.2f", *p);
-  std::fprintf(out, "%*s%*.2f%*.2f%*.2f%*s%*s", kPred, pred, kTime, s.time_us, kBw, s.algbw_GBps, kBw, s.busbw_GBps,
-               kWrong, wrong.c_str(), kErr, err);
+  std::string err = "-", pred = "-";
+  if (auto e = err_pct(l, s, in_place)) err = number(*e, "%+.1f");
+  if (const auto& p = predicted(l, in_place)) pred = number(*p);
+  const std::string cells = cell(kPred, pred) + cell(kTime, number(s.time_us)) + cell(kBw, number(s.algbw_GBps)) +
+                            cell(kBw, number(s.busbw_GBps)) + cell(kWrong, wrong) + cell(kErr, err);
+  std::fputs(cells.c_str(), out);
 }
 
 }  // namespace
@@ -65,8 +74,10 @@ void print_heading(std::FILE* out, Sections z) {
 }
 
 void print_line(std::FILE* out, const Line& l, Sections z) {
-  std::fprintf(out, "%*zu%*zu%*s%*s%*s%*s", kSize, l.size, kCount, l.count, kType, to_string(l.dtype).c_str(),
-               kOp, to_string(l.op).c_str(), kTransport, transport_label(l).c_str(), kAlgo, label(l).c_str());
+  const std::string left = cell(kSize, std::to_string(l.size)) + cell(kCount, std::to_string(l.count)) +
+                           cell(kType, to_string(l.dtype)) + cell(kOp, to_string(l.op)) +
+                           cell(kTransport, transport_label(l)) + cell(kAlgo, label(l));
+  std::fputs(left.c_str(), out);
   if (z.out_of_place) {
     if (l.out_of_place) section_cells(out, l, *l.out_of_place, false);
     else std::fprintf(out, "%*s", kSectionWidth, "failed");

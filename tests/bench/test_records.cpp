@@ -10,6 +10,7 @@
 
 #include "measure.hpp"
 #include "records.hpp"
+#include "report.hpp"
 #include "summary.hpp"
 
 namespace arlab::bench {
@@ -116,6 +117,28 @@ TEST(Rounds, TheMedianRoundWithTheExtremesOfEveryCall) {
   EXPECT_DOUBLE_EQ(s.time_us, 7);
   EXPECT_DOUBLE_EQ(s.min_us, 6);
   EXPECT_DOUBLE_EQ(s.max_us, 8);
+}
+
+TEST(BenchTable, ValuesWiderThanTheirColumnStaySeparated) {
+  // A prediction 20x the time gives err% -1900.0, and a time of seconds: both wider than
+  // their columns; the line must still split on blanks into its 18 fields.
+  Line l = line(Algorithm::Ring, 512, 21.78, 0);
+  l.predicted_us = 469.45;
+  l.in_place->time_us = 12345678.9;
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  print_line(f, l, Sections{true, true});
+  std::rewind(f);
+  char buf[512] = {};
+  ASSERT_NE(std::fgets(buf, sizeof buf, f), nullptr);
+  std::fclose(f);
+  std::istringstream in(buf);
+  std::vector<std::string> fields;
+  for (std::string w; in >> w;) fields.push_back(w);
+  ASSERT_EQ(fields.size(), 18u) << buf;
+  EXPECT_EQ(fields[10], "0") << buf;
+  EXPECT_EQ(fields[11], "-2055.4") << buf;
+  EXPECT_EQ(fields[13], "12345678.90") << buf;
 }
 
 }  // namespace
