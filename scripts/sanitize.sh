@@ -77,7 +77,7 @@ asan() {
   local build=build-asan reports=$root/build-asan/sanitizer-reports rc=0
   # (set -e does not hold inside a function called with ||: each step checks its status.)
   configure $build "address,undefined" || return 1
-  cmake --build $build -j "$jobs" --target arlab-unit-tests arlab-mpi-tests arlab-mpi-timeout-test || return 1
+  cmake --build $build -j "$jobs" --target arlab-unit-tests arlab-mpi-tests arlab-mpi-async-tests arlab-mpi-timeout-test || return 1
   # detect_stack_use_after_return stays off: it puts every frame on the heap, several times
   # slower in the executor and the reducers.
   local common="log_path=$reports/report:print_stacktrace=1:halt_on_error=1"
@@ -108,7 +108,7 @@ asan() {
   echo "-- mpirun tests"
   export ASAN_OPTIONS="$asan:fast_unwind_on_malloc=0:malloc_context_size=64"
   run_ctest $build "$reports" \
-    -R '^mpi\.(allreduce\.np[23]|(ucx|ucx-rma)\.sm\.np3|(ucx|ucx-rma)\.tcp\.np2|timeout\.((ucx|ucx-rma)\.)?np3)$' ||
+    -R '^mpi\.(allreduce\.np[23]|(ucx|ucx-rma)\.sm\.np3|(ucx|ucx-rma)\.tcp\.np2|timeout\.((ucx|ucx-rma)\.)?np3|async\.np2)$' ||
     rc=1
   return $rc
 }
@@ -119,7 +119,7 @@ tsan() {
   cmake --build $build -j "$jobs" --target arlab-unit-tests || return 1
   # Only the threaded tests: the rest of the unit tests are single-threaded.
   export TSAN_OPTIONS="log_path=$reports/report:halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp:print_suppressions=0"
-  run_ctest $build "$reports" -R '^(Loopback|Algorithms/LoopbackAllreduce|Auto|RegistrationCacheTest|DevicePathUse|Algorithms/DevicePath)\.'
+  run_ctest $build "$reports" -R '^(Loopback|Algorithms/LoopbackAllreduce|Auto|Async|Progress|RegistrationCacheTest|DevicePathUse|Algorithms/DevicePath)\.'
 }
 
 rc=0

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 // CUDA's stream handle, declared as cuda_runtime.h declares it (a repeated typedef of the same
@@ -112,7 +113,27 @@ struct Plan {
 
 namespace detail {
 class Engine;
-}
+class AsyncOp;
+}  // namespace detail
+
+// An all-reduce issued with Communicator::allreduce_async. Its buffers belong to the
+// collective until wait() returns (or test() returns true): do not read or write them before.
+// Destroying a Request does not cancel its collective, which still runs to its end (the
+// communicator owns it); only its outcome is lost.
+class Request {
+ public:
+  Request() = default;  // no collective: wait() returns and test() is true at once
+  // Until the collective has finished; then rethrows its Error, if it failed (every time).
+  void wait();
+  // Whether it has finished (never blocks); true also for a failed one, whose Error it rethrows.
+  bool test();
+  bool valid() const { return op_ != nullptr; }
+
+ private:
+  friend class Communicator;
+  explicit Request(std::shared_ptr<detail::AsyncOp> op) : op_(std::move(op)) {}
+  std::shared_ptr<detail::AsyncOp> op_;
+};
 
 class Communicator {
  public:
@@ -148,6 +169,19 @@ class Communicator {
   // Needs a CUDA device: Error(Unavailable) without one, or in a build without CUDA.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, Algorithm algorithm,
                  cudaStream_t stream);
+
+  // The call above without waiting for it: it is queued and runs on a thread of the
+  // communicator's own (started by the first such call; blocking-only use has none), so the
+  // caller can compute meanwhile and collect it with Request::wait(). Arguments are checked
+  // here (Error at once); what fails later (a timeout, a peer's other arguments) is rethrown
+  // by wait(), and fails every call issued after it. A communicator runs its collectives one
+  // at a time in the order they were issued, blocking and asynchronous alike, so every rank
+  // must issue them in the same order (as in MPI); any number may be outstanding, with the
+  // scratch memory of one. Destroying the communicator first runs what is still queued.
+  // The thread calls MPI (the MPI transport, MPI_Allreduce, calibration), so MPI must be
+  // initialised with MPI_Init_thread(MPI_THREAD_MULTIPLE): Error(Unavailable) otherwise.
+  Request allreduce_async(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                          Algorithm algorithm = Algorithm::Auto);
 
   // What Auto would run for `count` elements of `type`, and why. Local, except for the
   // communicator's first plan() or Auto call when it has no topology file: that one finds the

@@ -116,6 +116,35 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
   use(engine_).allreduce_on_stream(send, recv, count, type, op, algorithm, stream);
 }
 
+Request Communicator::allreduce_async(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                                      Algorithm algorithm) {
+  detail::Engine& engine = use(engine_);
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  if (provided < MPI_THREAD_MULTIPLE)
+    throw Error(Error::Code::Unavailable,
+                "arlab::Communicator::allreduce_async: MPI was initialised with " +
+                    std::string(provided == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+                                : provided == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                                                                    : "MPI_THREAD_SERIALIZED") +
+                    ", and the collective runs on a thread of its own that calls MPI while this one may too: "
+                    "initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...)");
+  return Request(engine.allreduce_async(send, recv, count, type, op, algorithm));
+}
+
+void Request::wait() {
+  if (!op_) return;
+  op_->wait();
+  op_->rethrow();
+}
+
+bool Request::test() {
+  if (!op_) return true;
+  if (!op_->done()) return false;
+  op_->rethrow();
+  return true;
+}
+
 Plan Communicator::plan(std::size_t count, DataType type, bool in_place) const {
   return use(engine_).plan(count, type, in_place);
 }

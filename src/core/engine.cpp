@@ -99,6 +99,7 @@ Shape Engine::shape(std::size_t count, std::size_t elem) const {
 }
 
 Engine::~Engine() {
+  progress_.reset();  // runs what is queued, while everything it uses is still here
   if (device_scratch_) {
     device_->synchronize();
     device_->free_device(device_scratch_);
@@ -112,9 +113,12 @@ void Engine::use_device_memory(std::unique_ptr<DeviceMemory> memory, std::size_t
 }
 
 DeviceMemory* Engine::device() {
-  if (!device_looked_for_) {
-    device_looked_for_ = true;
-    device_ = make_device_memory(device_why_);
+  if (!device_looked_for_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(device_mutex_);
+    if (!device_looked_for_.load(std::memory_order_relaxed)) {
+      device_ = make_device_memory(device_why_);  // CUDA's device: the calling thread's current one
+      device_looked_for_.store(true, std::memory_order_release);
+    }
   }
   return device_.get();
 }
@@ -134,18 +138,21 @@ bool Engine::on_device(const void* send, const void* recv) {
 void Engine::allreduce_on_stream(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                                  Algorithm algorithm, void* stream) {
   check_arguments(send, recv, count, type, op, algorithm);
-  if (!device())
-    throw Error(Error::Code::Unavailable, "arlab: allreduce on a CUDA stream needs a CUDA device: " + device_why_);
-  if (algorithm == Algorithm::Nccl && mpi_comm_ != MPI_COMM_NULL && !broken_) {
-    if (!nccl_) nccl_ = make_nccl_baseline(mpi_comm_);
-    nccl_->allreduce_on(stream, send, recv, count, type, op);  // NCCL's own stream order: returns at once
-    return;
-  }
-  device_->wait_for_stream(stream);  // the stream's earlier work (which may write send) first
-  allreduce(send, recv, count, type, op, algorithm);
+  in_turn([&] {
+    if (!device())
+      throw Error(Error::Code::Unavailable, "arlab: allreduce on a CUDA stream needs a CUDA device: " + device_why_);
+    if (algorithm == Algorithm::Nccl && mpi_comm_ != MPI_COMM_NULL && !broken_) {
+      if (!nccl_) nccl_ = make_nccl_baseline(mpi_comm_);
+      nccl_->allreduce_on(stream, send, recv, count, type, op);  // NCCL's own stream order: returns at once
+      return;
+    }
+    device_->wait_for_stream(stream);  // the stream's earlier work (which may write send) first
+    run_allreduce(send, recv, count, type, op, algorithm);
+  });
 }
 
 void Engine::run_on_device(const Program& prog, const void* send, void* recv, const Call& call) {
+  device_->bind_thread();
   if (!staged_) {
     staged_ = std::make_unique<StagedTransport>(*transport_, *device_, piece_bytes_);
     device_executor_ = std::make_unique<Executor>(*staged_, *device_);
@@ -196,6 +203,19 @@ void Engine::check_arguments(const void* send, const void* recv, std::size_t cou
 void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                        Algorithm algorithm) {
   check_arguments(send, recv, count, type, op, algorithm);
+  in_turn([&] { run_allreduce(send, recv, count, type, op, algorithm); });
+}
+
+std::shared_ptr<AsyncOp> Engine::allreduce_async(const void* send, void* recv, std::size_t count, DataType type,
+                                                 ReduceOp op, Algorithm algorithm) {
+  check_arguments(send, recv, count, type, op, algorithm);
+  device();  // looked for here, so that CUDA's device is the caller's, not the progress thread's
+  if (!progress_) progress_ = std::make_unique<Progress>();
+  return progress_->enqueue([=, this] { run_allreduce(send, recv, count, type, op, algorithm); });
+}
+
+void Engine::run_allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                           Algorithm algorithm) {
   if (broken_)
     throw Error(Error::Code::Transport,
                 "arlab: an earlier call on this communicator failed (timeout or transport error) and it "
@@ -277,7 +297,9 @@ Plan Engine::plan(std::size_t count, DataType type, bool in_place) const {
   if (!valid(type))
     throw Error(Error::Code::InvalidArgument,
                 "arlab::Communicator::plan: unknown data type value " + std::to_string(static_cast<int>(type)));
-  return cached_plan(count, size_of(type), in_place);
+  Plan plan;  // a copy, made in turn: a later call may empty the cache
+  in_turn([&] { plan = cached_plan(count, size_of(type), in_place); });
+  return plan;
 }
 
 const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_place) const {

@@ -5,7 +5,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <memory>
@@ -15,6 +17,7 @@
 
 #include "arlab/arlab.hpp"
 #include "baseline/nccl_baseline.hpp"
+#include "core/progress.hpp"
 #include "device/device_memory.hpp"
 #include "device/staged_transport.hpp"
 #include "exec/executor.hpp"
@@ -50,8 +53,13 @@ class Engine {
   // check that repeated sizes are answered from the plan cache without walking.
   std::size_t model_walks() const { return model_walks_; }
 
+  // Collectives run one at a time in issue order (core/progress.hpp): the blocking ones on
+  // the caller's thread when nothing is queued, the asynchronous ones on the progress thread.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  Algorithm algorithm);
+  // Checks the arguments now (Error), queues the call and returns; the op rethrows what failed later.
+  std::shared_ptr<AsyncOp> allreduce_async(const void* send, void* recv, std::size_t count, DataType type,
+                                           ReduceOp op, Algorithm algorithm);
   Plan plan(std::size_t count, DataType type, bool in_place = false) const;
   // Communicator::allreduce with a CUDA stream (arlab.hpp): waits for the stream's earlier work,
   // then the call above; for nccl, ncclAllReduce enqueued on the stream. Unavailable without a device.
@@ -71,6 +79,14 @@ class Engine {
   DeviceMemory* device();
   // Whether the call's buffers are device memory: both, or neither (else InvalidArgument).
   bool on_device(const void* send, const void* recv);
+  // The blocking call's body, run in its turn.
+  void run_allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                     Algorithm algorithm);
+  // `job` in issue order: directly while no asynchronous call was ever made.
+  template <typename Job>
+  void in_turn(const Job& job) const {
+    if (progress_) progress_->run(job); else job();
+  }
   void run_on_device(const Program& prog, const void* send, void* recv, const Call& call);
   void check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
                        ReduceOp op, Algorithm algorithm) const;
@@ -96,7 +112,8 @@ class Engine {
   // The device path: its memory, the staging transport over transport_, their executor, and
   // device scratch. Made on the first call that passes device memory.
   std::unique_ptr<DeviceMemory> device_;
-  bool device_looked_for_ = false;
+  std::atomic<bool> device_looked_for_ = false;  // device() may run on the caller's thread and the progress thread
+  std::mutex device_mutex_;
   std::string device_why_;  // why there is no device
   std::size_t piece_bytes_ = StagedTransport::kDefaultPieceBytes;
   std::unique_ptr<StagedTransport> staged_;
@@ -110,6 +127,9 @@ class Engine {
     bool device = false;
   } last_kinds_;
   bool broken_ = false;  // after a failed call the peers' state is unknown: refuse further calls
+
+  // The queue of asynchronous calls and its thread: made by the first one, destroyed first.
+  std::unique_ptr<Progress> progress_;
 
   using ProgramKey = std::tuple<Algorithm, std::size_t, std::size_t, bool>;
   std::map<ProgramKey, std::unique_ptr<Program>> programs_;

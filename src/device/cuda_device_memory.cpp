@@ -77,6 +77,7 @@ class CudaDeviceMemory final : public DeviceMemory {
     if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) name_ = std::string("cuda (") + prop.name + ")";
   }
   std::string name() const override { return name_; }
+  void bind_thread() override { check(cudaSetDevice(device_), "cudaSetDevice"); }
 
   Kind classify(const void* p) const override {
     cudaPointerAttributes a{};

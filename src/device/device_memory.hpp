@@ -47,6 +47,9 @@ class DeviceMemory : public Reducer {
 
   // Blocks until everything enqueued so far (copies and reductions) has finished.
   virtual void synchronize() = 0;
+  // Makes this device the calling thread's current one (CUDA's is per thread): the
+  // communicator's progress thread calls it before it runs a collective on device memory.
+  virtual void bind_thread() {}
   // Blocks until the work queued on a caller's stream (a cudaStream_t; nullptr: the legacy
   // default stream) has finished. The host stand-in has no caller streams: nothing to wait for.
   virtual void wait_for_stream(void* stream) = 0;

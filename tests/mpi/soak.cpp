@@ -8,6 +8,9 @@
 // and host work of uneven length on each rank. Every result is checked exactly against
 // MPI_Allreduce on MPI_COMM_WORLD (for half and bfloat16, MPI_Allreduce with arlab's own
 // reduction as the MPI_Op), and an out-of-place send buffer must come back untouched.
+// One call in four is issued with allreduce_async and collected (waited for and checked)
+// only after up to three more calls, so that several are in flight at once on one or more
+// communicators, beside the blocking ones and the world's own MPI calls (--no-async: none).
 // Any failure prints the seed, the call and one command that replays it.
 //
 //   mpirun -np 3 arlab-soak --seconds 60                  random calls for 60 s
@@ -17,8 +20,8 @@
 //
 // Flags: --seconds S (60), --calls N (none: until --seconds), --seed N (from the clock),
 // -t/--transports LIST (every one this build has), -a/--algorithms LIST (auto ring tree
-// recursive-doubling rabenseifner mpi), --max-count N (16M elements), --sweep, -v (one line
-// per call on rank 0). Exit status 0 when every result was exact, 1 otherwise, 2 for a bad flag.
+// recursive-doubling rabenseifner mpi), --max-count N (16M elements), --sweep, --no-async,
+// -v (one line per call on rank 0). Exit status 0 when every result was exact, 1 otherwise, 2 for a bad flag.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -27,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <random>
 #include <string>
@@ -57,6 +61,7 @@ struct Config {
   std::vector<Algorithm> algorithms;
   std::size_t max_count = std::size_t{16} << 20;
   bool sweep = false;
+  bool async = true;
   bool verbose = false;
 };
 
@@ -113,6 +118,7 @@ Config parse(int argc, char** argv) {
         if (v != "all") c.algorithms = parse_list<Algorithm>(v, arlab::algorithm_from_string);
       } else if (a == "--max-count") c.max_count = static_cast<std::size_t>(number(value()));
       else if (a == "--sweep") c.sweep = true;
+      else if (a == "--no-async") c.async = false;
       else if (a == "-v") c.verbose = true;
       else usage_error("unknown flag '" + a + "' (see the comment atop tests/mpi/soak.cpp)");
     } catch (const arlab::Error& e) {
@@ -145,12 +151,14 @@ struct CallSpec {
   int interleave = 0;           // 0 nothing, 1 MPI_Barrier, 2 MPI_Allreduce on the world, 3 host work
   unsigned host_work_us = 0;    // rank 0's; every rank works a different amount
   std::uint32_t salt = 0;       // varies the data from call to call
+  bool async = false;           // allreduce_async, collected after `collect_after` more calls
+  int collect_after = 0;
 };
 
 std::string describe(const CallSpec& s, const std::vector<Comm>& comms) {
   char text[256];
-  std::snprintf(text, sizeof text, "%s allreduce of %zu %s (%s) on %s, %s", arlab::to_string(s.algorithm).c_str(),
-                s.count, arlab::to_string(s.type).c_str(), arlab::to_string(s.op).c_str(),
+  std::snprintf(text, sizeof text, "%s allreduce%s of %zu %s (%s) on %s, %s", arlab::to_string(s.algorithm).c_str(),
+                s.async ? "_async" : "", s.count, arlab::to_string(s.type).c_str(), arlab::to_string(s.op).c_str(),
                 comms[s.comm].name.c_str(), s.in_place ? "in place" : "out of place");
   return text;
 }
@@ -243,54 +251,97 @@ std::string replay_command(const Config& c, long calls) {
   cmd += " -a ";
   for (std::size_t i = 0; i < c.algorithms.size(); ++i) cmd += (i ? "," : "") + arlab::to_string(c.algorithms[i]);
   if (c.sweep) cmd += " --sweep";
+  if (!c.async) cmd += " --no-async";
   return cmd;
 }
 
-// Runs one call and checks it. Returns false on this rank's wrong result (printed here).
-bool run_call(const CallSpec& s, long index, std::vector<Comm>& comms, Buffers& b, const Config& c,
-              Totals& totals) {
-  const int rank = world_rank();
+// A call issued and not yet checked: its own buffers while it is asynchronous.
+struct Issued {
+  CallSpec spec;
+  long index = 0;
+  Buffers own;
+  Buffers* b = nullptr;  // &own, or the buffers shared by blocking calls
+  std::byte* send = nullptr;
+  std::byte* recv = nullptr;
+  arlab::Request request;
+};
+
+[[noreturn]] void threw(const Issued& call, const std::vector<Comm>& comms, const Config& c, const arlab::Error& err) {
+  std::fprintf(stderr, "arlab-soak: world rank %d, call %ld (seed %" PRIu64 "): %s threw: %s\nreplay: %s\n", world_rank(),
+               call.index, c.seed, describe(call.spec, comms).c_str(), err.what(), replay_command(c, call.index + 1).c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+// Fills the buffers, computes the reference (MPI_Allreduce on the world communicator) and
+// makes the call; a blocking one has finished on return, an asynchronous one is in flight.
+void issue(Issued& call, std::vector<Comm>& comms, Buffers& shared, const Config& c) {
+  const CallSpec& s = call.spec;
   const std::size_t e = arlab::size_of(s.type);
   const std::size_t bytes = s.count * e, off = s.misalign * e;
+  call.b = s.async ? &call.own : &shared;
+  Buffers& b = *call.b;
   b.prepare(bytes + off, s.fresh_buffers);
-  std::byte* send = b.send.data() + off;
-  std::byte* recv = s.in_place ? send : b.recv.data() + off;
-  fill(s.type, s.count, rank, s.op, s.salt, b.input.data());
-  std::memcpy(send, b.input.data(), bytes);
-  if (!s.in_place) std::memset(recv, 0x77, bytes);  // poison: every element must be written
-
-  // The reference first: MPI_Allreduce on the world communicator.
+  call.send = b.send.data() + off;
+  call.recv = s.in_place ? call.send : b.recv.data() + off;
+  fill(s.type, s.count, world_rank(), s.op, s.salt, b.input.data());
+  std::memcpy(call.send, b.input.data(), bytes);
+  if (!s.in_place) std::memset(call.recv, 0x77, bytes);  // poison: every element must be written
   arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
   try {
-    comms[s.comm].comm.allreduce(send, recv, s.count, s.type, s.op, s.algorithm);
+    if (s.async)
+      call.request = comms[s.comm].comm.allreduce_async(call.send, call.recv, s.count, s.type, s.op, s.algorithm);
+    else
+      comms[s.comm].comm.allreduce(call.send, call.recv, s.count, s.type, s.op, s.algorithm);
   } catch (const arlab::Error& err) {
-    std::fprintf(stderr, "arlab-soak: world rank %d, call %ld (seed %" PRIu64 "): %s threw: %s\nreplay: %s\n", rank, index,
-                 c.seed, describe(s, comms).c_str(), err.what(), replay_command(c, index + 1).c_str());
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    threw(call, comms, c, err);
   }
-  bool ok = std::memcmp(recv, b.want.data(), bytes) == 0;
+}
+
+// Waits for the call and checks it. Returns false on this rank's wrong result (printed here).
+bool collect(Issued& call, const std::vector<Comm>& comms, const Config& c, Totals& totals) {
+  const int rank = world_rank();
+  const CallSpec& s = call.spec;
+  try {
+    call.request.wait();
+  } catch (const arlab::Error& err) {
+    threw(call, comms, c, err);
+  }
+  const std::size_t e = arlab::size_of(s.type), bytes = s.count * e;
+  const Buffers& b = *call.b;
+  bool ok = std::memcmp(call.recv, b.want.data(), bytes) == 0;
   if (!ok) {
     std::size_t i = 0;
-    while (i < s.count && std::memcmp(recv + i * e, b.want.data() + i * e, e) == 0) ++i;
+    while (i < s.count && std::memcmp(call.recv + i * e, b.want.data() + i * e, e) == 0) ++i;
     std::uint64_t got = 0, want = 0;
-    std::memcpy(&got, recv + i * e, e);
+    std::memcpy(&got, call.recv + i * e, e);
     std::memcpy(&want, b.want.data() + i * e, e);
     std::fprintf(stderr,
                  "arlab-soak: world rank %d, call %ld (seed %" PRIu64 "): %s: element %zu is 0x%" PRIx64
                  ", MPI_Allreduce gives 0x%" PRIx64 "\n",
-                 rank, index, c.seed, describe(s, comms).c_str(), i, got, want);
+                 rank, call.index, c.seed, describe(s, comms).c_str(), i, got, want);
   }
-  if (!s.in_place && std::memcmp(send, b.input.data(), bytes) != 0) {
+  if (!s.in_place && std::memcmp(call.send, b.input.data(), bytes) != 0) {
     ok = false;
     std::fprintf(stderr, "arlab-soak: world rank %d, call %ld (seed %" PRIu64 "): %s changed the send buffer\n", rank,
-                 index, c.seed, describe(s, comms).c_str());
+                 call.index, c.seed, describe(s, comms).c_str());
   }
   ++totals.calls;
   totals.bytes += static_cast<double>(bytes);
-  ++totals.per_line[arlab::to_string(s.algorithm) + " over " + comms[s.comm].name];
-  if (c.verbose && rank == 0) std::printf("%ld: %s\n", index, describe(s, comms).c_str());
+  ++totals.per_line[arlab::to_string(s.algorithm) + (s.async ? " async" : "") + " over " + comms[s.comm].name];
+  if (c.verbose && rank == 0) std::printf("%ld: %s\n", call.index, describe(s, comms).c_str());
   return ok;
+}
+
+// A blocking call: issued and checked at once.
+bool run_call(const CallSpec& s, long index, std::vector<Comm>& comms, Buffers& b, const Config& c,
+              Totals& totals) {
+  Issued call;
+  call.spec = s;
+  call.index = index;
+  issue(call, comms, b, c);
+  return collect(call, comms, c, totals);
 }
 
 void interleave(const CallSpec& s, int rank) {
@@ -309,9 +360,14 @@ void interleave(const CallSpec& s, int rank) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;  // allreduce_async's progress thread calls MPI beside this one
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   Config c = parse(argc, argv);
   const int rank = world_rank(), p = world_size();
+  if (provided < MPI_THREAD_MULTIPLE && c.async) {
+    if (rank == 0) std::printf("arlab-soak: MPI lacks MPI_THREAD_MULTIPLE: no asynchronous calls\n");
+    c.async = false;
+  }
   if (!c.seed_given) c.seed = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
   MPI_Bcast(&c.seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   if (rank == 0)
@@ -335,6 +391,10 @@ int main(int argc, char** argv) {
     Buffers buffers;
     Totals totals;
     std::mt19937_64 rng(c.seed);
+    // Which calls are asynchronous, from a generator of their own: a seed draws the same calls
+    // with --no-async.
+    std::mt19937_64 async_rng(c.seed ^ 0x5ca1ab1eull);
+    std::deque<Issued> pending;  // asynchronous calls in flight, in issue order
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
     double next_report = 10;
@@ -369,8 +429,24 @@ int main(int argc, char** argv) {
     } else {
       for (;;) {
         if (c.calls >= 0 && index >= c.calls) break;
-        const CallSpec s = draw(rng, c, comms.size(), static_cast<std::size_t>(p));
-        const bool ok = run_call(s, index, comms, buffers, c, totals);
+        CallSpec s = draw(rng, c, comms.size(), static_cast<std::size_t>(p));
+        const std::uint64_t a = async_rng();
+        s.async = c.async && a % 4 == 0;
+        s.collect_after = static_cast<int>(a / 4 % 4);
+        bool ok = true;
+        if (s.async) {
+          pending.emplace_back();
+          pending.back().spec = s;
+          pending.back().index = index;
+          issue(pending.back(), comms, buffers, c);
+        } else {
+          ok = run_call(s, index, comms, buffers, c, totals);
+        }
+        // Collect the asynchronous calls whose turn has come (every rank the same ones).
+        while (!pending.empty() && pending.front().index + pending.front().spec.collect_after <= index) {
+          ok = collect(pending.front(), comms, c, totals) && ok;
+          pending.pop_front();
+        }
         interleave(s, rank);
         ++index;
         const double t = elapsed();
@@ -381,6 +457,10 @@ int main(int argc, char** argv) {
         }
         if (!agree(ok, c.calls >= 0 || t < c.seconds)) break;
       }
+      bool ok = true;
+      for (auto& call : pending) ok = collect(call, comms, c, totals) && ok;
+      pending.clear();
+      agree(ok, false);
     }
 
     if (rank == 0) {

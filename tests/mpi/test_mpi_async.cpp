@@ -1,0 +1,218 @@
+// allreduce_async under mpirun, as training code uses it: several communicators (every
+// transport, and one whose ranks are reversed) with requests outstanding on all of them at
+// once, while this thread makes its own MPI calls and host work; sizes, types, ops and
+// algorithms vary call to call; results compared exactly with MPI_Allreduce of the same data.
+// With ARLAB_TEST_MPI_THREAD=single, MPI is initialised without MPI_THREAD_MULTIPLE and only
+// the test of the error that gives runs.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "arlab/arlab.hpp"
+
+namespace {
+
+using arlab::Algorithm;
+using arlab::DataType;
+using arlab::ReduceOp;
+using arlab::TransportKind;
+
+bool single_threaded_mpi() {
+  const char* v = std::getenv("ARLAB_TEST_MPI_THREAD");
+  return v && std::string(v) == "single";
+}
+
+bool everywhere(bool ok) {
+  int mine = ok, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all;
+}
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+// One call's buffers: integer-valued data (exact in every order of summation), its expected
+// result from MPI_Allreduce, and arlab's.
+struct Call {
+  std::size_t count;
+  DataType type;
+  MPI_Datatype mpi_type;
+  ReduceOp op;
+  MPI_Op mpi_op;
+  Algorithm algorithm;
+  std::vector<std::byte> send, recv, want;
+};
+
+Call make_call(int i, int rank, int comm_rank) {
+  const Algorithm algos[] = {Algorithm::Ring, Algorithm::Tree, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner,
+                             Algorithm::Auto, Algorithm::Mpi};
+  const std::size_t counts[] = {1, 3, 257, 4099, 65537, 300001};
+  Call c;
+  c.count = counts[(i * 5 + 1) % 6];
+  c.algorithm = algos[i % 6];
+  const bool floating = i % 2 == 0;
+  c.type = floating ? DataType::Float32 : DataType::Int64;
+  c.mpi_type = floating ? MPI_FLOAT : MPI_INT64_T;
+  c.op = i % 3 == 2 ? ReduceOp::Max : ReduceOp::Sum;
+  c.mpi_op = c.op == ReduceOp::Max ? MPI_MAX : MPI_SUM;
+  const std::size_t e = arlab::size_of(c.type);
+  c.send.resize(c.count * e);
+  c.recv.assign(c.count * e, std::byte{0x5a});
+  c.want.resize(c.count * e);
+  for (std::size_t k = 0; k < c.count; ++k) {
+    const auto v = static_cast<std::int64_t>((k * 7 + static_cast<std::size_t>(comm_rank) * 13 + i) % 101);
+    if (floating) {
+      const float f = static_cast<float>(v);
+      std::memcpy(c.send.data() + k * e, &f, e);
+    } else {
+      std::memcpy(c.send.data() + k * e, &v, e);
+    }
+  }
+  (void)rank;
+  return c;
+}
+
+TEST(Async, RequestsOnSeveralCommunicatorsBesideTheCallersOwnMpi) {
+  if (single_threaded_mpi()) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
+  const int rank = world_rank();
+  int p = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Comm reversed;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, p - 1 - rank, &reversed);
+  std::vector<arlab::Communicator> comms;
+  std::vector<MPI_Comm> under;  // the MPI communicator each was made from
+  for (TransportKind t : {TransportKind::Mpi, TransportKind::Ucx, TransportKind::UcxRma}) {
+    if (!arlab::transport_available(t)) continue;
+    arlab::Options o;
+    o.transport = t;
+    o.chunk_bytes = 16384;
+    comms.emplace_back(MPI_COMM_WORLD, o);
+    under.push_back(MPI_COMM_WORLD);
+  }
+  comms.emplace_back(reversed, arlab::Options{});
+  under.push_back(reversed);
+
+  bool ok = true;
+  std::string first_failure;
+  for (int round = 0; round < 4; ++round) {
+    std::vector<Call> calls;
+    std::vector<arlab::Request> requests;
+    std::vector<std::size_t> comm_of;
+    const int per_comm = 3 + round;  // a different number outstanding each round
+    calls.reserve(comms.size() * per_comm);
+    for (int i = 0; i < per_comm; ++i)
+      for (std::size_t c = 0; c < comms.size(); ++c) {
+        const int id = round * 31 + i * 7 + static_cast<int>(c);
+        calls.push_back(make_call(id, rank, comms[c].rank()));
+        Call& call = calls.back();
+        requests.push_back(comms[c].allreduce_async(call.send.data(), call.recv.data(), call.count, call.type,
+                                                    call.op, call.algorithm));
+        comm_of.push_back(c);
+      }
+    // Meanwhile, the caller's own MPI: the references, and host work between them.
+    double work = 0;
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      MPI_Allreduce(calls[k].send.data(), calls[k].want.data(), static_cast<int>(calls[k].count), calls[k].mpi_type,
+                    calls[k].mpi_op, under[comm_of[k]]);
+      for (int w = 0; w < 20000; ++w) work += std::sqrt(static_cast<double>(w + k));
+    }
+    EXPECT_GT(work, 0);
+    // Poll some, wait for the rest in reverse order.
+    for (std::size_t k = 0; k < requests.size(); k += 2) (void)requests[k].test();
+    for (std::size_t k = requests.size(); k-- > 0;) {
+      requests[k].wait();
+      if (calls[k].recv != calls[k].want && ok) {
+        ok = false;
+        first_failure = "round " + std::to_string(round) + " call " + std::to_string(k) + " on communicator " +
+                        std::to_string(comm_of[k]) + ": " + arlab::to_string(calls[k].algorithm) + " " +
+                        arlab::to_string(calls[k].type) + " count " + std::to_string(calls[k].count);
+      }
+    }
+    // A blocking call between rounds, on each communicator.
+    for (auto& comm : comms) {
+      std::int64_t x = comm.rank() + 1, sum = 0;
+      comm.allreduce(&x, &sum, 1, DataType::Int64, ReduceOp::Sum, Algorithm::Auto);
+      if (sum != static_cast<std::int64_t>(p) * (p + 1) / 2) ok = false;
+    }
+  }
+  EXPECT_TRUE(everywhere(ok)) << "rank " << rank << ": " << first_failure;
+  comms.clear();
+  MPI_Comm_free(&reversed);
+}
+
+TEST(Async, BlockingCallsTakeTheirTurnAmongQueuedOnes) {
+  if (single_threaded_mpi()) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
+  arlab::Communicator comm(MPI_COMM_WORLD);
+  const int p = comm.size();
+  std::vector<std::int32_t> a(100003), b(77), c(5000);
+  for (auto* v : {&a, &b, &c})
+    for (std::size_t k = 0; k < v->size(); ++k) (*v)[k] = static_cast<std::int32_t>(k % 17 + comm.rank());
+  auto ra = comm.allreduce_async(a.data(), a.data(), a.size(), DataType::Int32, ReduceOp::Sum, Algorithm::Ring);
+  comm.allreduce(b.data(), b.data(), b.size(), DataType::Int32, ReduceOp::Sum, Algorithm::Tree);  // after a
+  auto rc = comm.allreduce_async(c.data(), c.data(), c.size(), DataType::Int32, ReduceOp::Avg);
+  const arlab::Plan plan = comm.plan(c.size(), DataType::Int32);  // in its turn, after c
+  rc.wait();
+  ra.wait();
+  bool ok = !plan.candidates.empty();
+  const std::int32_t ranks_sum = p * (p - 1) / 2;
+  for (std::size_t k = 0; k < a.size(); ++k) ok &= a[k] == static_cast<std::int32_t>(k % 17) * p + ranks_sum;
+  for (std::size_t k = 0; k < b.size(); ++k) ok &= b[k] == static_cast<std::int32_t>(k % 17) * p + ranks_sum;
+  for (std::size_t k = 0; k < c.size(); ++k) ok &= c[k] == (static_cast<std::int32_t>(k % 17) * p + ranks_sum) / p;
+  EXPECT_TRUE(everywhere(ok));
+}
+
+TEST(Async, AnEmptyRequestIsDone) {
+  arlab::Request r;
+  EXPECT_FALSE(r.valid());
+  EXPECT_TRUE(r.test());
+  EXPECT_NO_THROW(r.wait());
+}
+
+TEST(Async, WithoutThreadMultipleItSaysSo) {
+  if (!single_threaded_mpi()) GTEST_SKIP() << "MPI has MPI_THREAD_MULTIPLE here";
+  arlab::Communicator comm(MPI_COMM_WORLD);
+  float x = 1;
+  try {
+    comm.allreduce_async(&x, &x, 1, DataType::Float32, ReduceOp::Sum);
+    ADD_FAILURE() << "no error";
+  } catch (const arlab::Error& e) {
+    EXPECT_EQ(e.code(), arlab::Error::Code::Unavailable);
+    EXPECT_NE(std::string(e.what()).find("MPI_THREAD_MULTIPLE"), std::string::npos) << e.what();
+  }
+  comm.allreduce(&x, &x, 1, DataType::Float32, ReduceOp::Sum);  // the blocking call still works
+  int p = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  EXPECT_TRUE(everywhere(x == static_cast<float>(p)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  if (single_threaded_mpi())
+    MPI_Init(&argc, &argv);
+  else
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  ::testing::InitGoogleTest(&argc, argv);
+  if (world_rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  if (!single_threaded_mpi() && provided < MPI_THREAD_MULTIPLE && world_rank() == 0)
+    std::printf("note: MPI provides thread level %d, not MPI_THREAD_MULTIPLE\n", provided);
+  int failed = RUN_ALL_TESTS() != 0, any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any;
+}
