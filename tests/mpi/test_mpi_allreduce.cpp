@@ -9,23 +9,20 @@
 
 #include "arlab/arlab.hpp"
 #include "common/store.hpp"
+#include "common/mpi_world.hpp"
 
 namespace {
+
+using arlab::test::everywhere;
+using arlab::test::world_rank;
 
 using arlab::Algorithm;
 using arlab::DataType;
 using arlab::ReduceOp;
 
-int world_rank() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
 int world_size() { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
 
 // True on every rank when `ok` holds on every rank.
-bool everywhere(bool ok) {
-  int mine = ok, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all;
-}
-
 // Integer-valued, exact in every type; negative values for the signed types' Min/Max.
 std::vector<std::byte> fill(DataType t, std::size_t count, int rank, ReduceOp op) {
   const std::size_t e = arlab::size_of(t);

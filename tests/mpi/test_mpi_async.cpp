@@ -17,8 +17,12 @@
 #include <vector>
 
 #include "arlab/arlab.hpp"
+#include "common/mpi_world.hpp"
 
 namespace {
+
+using arlab::test::everywhere;
+using arlab::test::world_rank;
 
 using arlab::Algorithm;
 using arlab::DataType;
@@ -28,18 +32,6 @@ using arlab::TransportKind;
 bool single_threaded_mpi() {
   const char* v = std::getenv("ARLAB_TEST_MPI_THREAD");
   return v && std::string(v) == "single";
-}
-
-bool everywhere(bool ok) {
-  int mine = ok, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all;
-}
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
 }
 
 // One call's buffers: integer-valued data (exact in every order of summation), its expected

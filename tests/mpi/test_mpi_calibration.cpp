@@ -15,26 +15,18 @@
 #include <vector>
 
 #include "arlab/arlab.hpp"
+#include "common/mpi_world.hpp"
 
 namespace {
+
+using arlab::test::everywhere;
+using arlab::test::world_rank;
 
 using arlab::Algorithm;
 using arlab::DataType;
 using arlab::ReduceOp;
 using arlab::SelfCalibration;
 namespace fs = std::filesystem;
-
-bool everywhere(bool ok) {
-  int mine = ok, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all;
-}
-
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
 
 // A fresh directory named by rank 0 for every rank (one host: all see it).
 std::string fresh_dir() {

@@ -14,18 +14,15 @@
 #include "common/reference.hpp"
 #include "core/engine.hpp"
 #include "device/device_memory.hpp"
+#include "common/mpi_world.hpp"
 
 namespace {
+
+using arlab::test::everywhere;
 
 using namespace arlab;
 using arlab::test::fill;
 using arlab::test::reference;
-
-bool everywhere(bool ok) {
-  int mine = ok, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all;
-}
 
 TEST(MpiDevicePath, EveryAlgorithmOnStagedDeviceBuffers) {
   int rank = 0, p = 1;

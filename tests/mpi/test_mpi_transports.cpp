@@ -13,20 +13,17 @@
 #include "core/engine.hpp"
 #ifdef ARLAB_HAVE_UCX
 #include "transport/ucx_transports.hpp"
+#include "common/mpi_world.hpp"
 #endif
 
 namespace {
+
+using arlab::test::everywhere;
 
 using arlab::Algorithm;
 using arlab::DataType;
 using arlab::ReduceOp;
 using arlab::TransportKind;
-
-bool everywhere(bool ok) {
-  int mine = ok, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all;
-}
 
 // Sum over ranks r of (i * (r + 1) + salt).
 bool sum_is_exact(const std::int64_t* x, std::size_t count, int p, std::int64_t salt) {
