@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "gradients.hpp"
 #include "header.hpp"
 #include "options.hpp"
 #include "plot_runner.hpp"
@@ -39,7 +40,15 @@ std::optional<double> min_busbw_from_env(std::string* error) {
 
 int main(int argc, char** argv) {
   using namespace arlab::bench;
-  MPI_Init(&argc, &argv);
+  // --gradients uses allreduce_async, whose progress thread calls MPI beside this one.
+  bool gradients = false;
+  for (int i = 1; i < argc; ++i) gradients |= std::string(argv[i]).rfind("--gradients", 0) == 0;
+  if (gradients) {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   const int rank = comm_rank(MPI_COMM_WORLD);
 
   int status = kExitOk;
@@ -55,6 +64,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "arlab-bench: %s\n", parsed.status == ParseResult::Status::Error ? parsed.message.c_str()
                                                                                             : env_error.c_str());
     status = kExitUsage;
+  } else if (!parsed.options.gradients.empty()) {
+    status = run_gradients(parsed.options, MPI_COMM_WORLD, quote_command(argc, argv));
   } else {
     Bench bench(parsed.options, MPI_COMM_WORLD, quote_command(argc, argv));
     status = bench.run(min_busbw);

@@ -36,6 +36,7 @@ struct BenchOptions {
   std::string json_path, csv_path, plot_path;     // --json, --csv, --plot ("" = none)
   bool quiet = false;                             // -q
   bool progress = false;                          // --progress
+  std::string gradients;                          // --gradients MODEL ("" = the sweep)
 };
 
 struct ParseResult {

@@ -6,6 +6,7 @@
 
 #include "arlab/ddp.hpp"
 #include "reduce/half.hpp"
+#include "reduce/reducer.hpp"
 
 namespace arlab {
 namespace {
@@ -23,7 +24,7 @@ class CompressionHook final : public CommunicationHook {
     const float scale = op == ReduceOp::Avg ? 1.0f / static_cast<float>(ranks) : 1.0f;
     // Dividing first keeps the sum of p contributions in half's range where the gradients are.
     if (type == DataType::Float32)
-      narrow(static_cast<const float*>(bucket), wire.data(), count, scale);
+      detail::cpu_floats_to_16bit(wire_, static_cast<const float*>(bucket), wire.data(), count, scale);
     else
       narrow(static_cast<const double*>(bucket), wire.data(), count, scale);
     return {wire.data(), count, wire_, ReduceOp::Sum};
@@ -34,7 +35,7 @@ class CompressionHook final : public CommunicationHook {
     if (!compresses(type, op)) return;
     const std::vector<std::uint16_t>& wire = wire_buffers_.at(bucket_index);
     if (type == DataType::Float32)
-      widen(wire.data(), static_cast<float*>(bucket), count);
+      detail::cpu_16bit_to_floats(wire_, wire.data(), static_cast<float*>(bucket), count);
     else
       widen(wire.data(), static_cast<double*>(bucket), count);
   }

@@ -271,6 +271,41 @@ void cpu_divide(DataType type, void* data, std::size_t n, int divisor) {
   });
 }
 
+namespace {
+template <class T>
+void narrow_as(const float* in, std::uint16_t* out, std::size_t n, float scale) {
+  std::size_t i = 0;
+  float block[kBlock];
+  for (; i + kBlock <= n; i += kBlock) {
+    for (std::size_t j = 0; j < kBlock; ++j) block[j] = in[i + j] * scale;
+    store_block<T>(block, out + i);
+  }
+  for (; i < n; ++i) out[i] = Element<T>::store(in[i] * scale).bits;
+}
+template <class T>
+void widen_as(const std::uint16_t* in, float* out, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) load_block<T>(in + i, out + i);
+  for (; i < n; ++i) out[i] = Element<T>::load(T{in[i]});
+}
+void check_16bit(DataType type, const char* what) {
+  if (type != DataType::Float16 && type != DataType::BFloat16)
+    throw Error(Error::Code::InvalidArgument, std::string(what) + ": " + to_string(type) + " is not a 16-bit float");
+}
+}  // namespace
+
+void cpu_floats_to_16bit(DataType type, const float* in, std::uint16_t* out, std::size_t n, float scale) {
+  check_16bit(type, "cpu_floats_to_16bit");
+  if (type == DataType::Float16) narrow_as<Half>(in, out, n, scale);
+  else narrow_as<BFloat16>(in, out, n, scale);
+}
+
+void cpu_16bit_to_floats(DataType type, const std::uint16_t* in, float* out, std::size_t n) {
+  check_16bit(type, "cpu_16bit_to_floats");
+  if (type == DataType::Float16) widen_as<Half>(in, out, n);
+  else widen_as<BFloat16>(in, out, n);
+}
+
 Reducer::Event CpuReducer::reduce(ReduceOp op, DataType type, const void* a, const void* b,
                                   void* out, std::size_t n) {
   cpu_reduce(op, type, a, b, out, n);

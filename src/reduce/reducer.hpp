@@ -28,6 +28,11 @@ class Reducer {
 // Synchronous CPU implementation of the arithmetic, usable on its own (tests, MPI user ops).
 void cpu_reduce(ReduceOp op, DataType type, const void* a, const void* b, void* out, std::size_t n);
 void cpu_divide(DataType type, void* data, std::size_t n, int divisor);
+// float -> half or bfloat16 (`type`) of in[i] * scale, rounded to nearest even, and back
+// (exact): the same values as half.hpp's conversions, through F16C or AVX2 where the CPU has
+// them (the compression hooks' casts).
+void cpu_floats_to_16bit(DataType type, const float* in, std::uint16_t* out, std::size_t n, float scale = 1.0f);
+void cpu_16bit_to_floats(DataType type, const std::uint16_t* in, float* out, std::size_t n);
 
 class CpuReducer final : public Reducer {
  public:

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "arlab/ddp.hpp"
@@ -94,6 +95,29 @@ TEST(CompressionHook, Fp16AndBf16AverageWithinTheirPrecision) {
     EXPECT_LT(worst, tolerance) << hook->name();
     EXPECT_GT(worst, 0) << hook->name() << ": no rounding at all (not compressed?)";
   }
+}
+
+TEST(CompressionHook, BulkCastsEqualTheScalarConversions) {
+  // F16C / AVX2 blocks and the scalar tail against half.hpp, special values included.
+  std::vector<float> in;
+  for (int i = 0; i < 1100; ++i) in.push_back(std::ldexp(std::sin(static_cast<float>(i)) * 1.7f, i % 40 - 25));
+  for (float v : {0.0f, -0.0f, 65504.0f, 65520.0f, 1e-8f, -1e-5f, 3.0e38f, INFINITY, -INFINITY, NAN}) in.push_back(v);
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{257}, in.size()})
+    for (float scale : {1.0f, 0.25f, 1.0f / 3}) {
+      std::vector<std::uint16_t> h(n), b(n);
+      cpu_floats_to_16bit(DataType::Float16, in.data(), h.data(), n, scale);
+      cpu_floats_to_16bit(DataType::BFloat16, in.data(), b.data(), n, scale);
+      std::vector<float> back_h(n), back_b(n);
+      cpu_16bit_to_floats(DataType::Float16, h.data(), back_h.data(), n);
+      cpu_16bit_to_floats(DataType::BFloat16, b.data(), back_b.data(), n);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(h[i], float_to_half_bits(in[i] * scale)) << "n " << n << " i " << i << " x " << in[i];
+        ASSERT_EQ(b[i], float_to_bfloat16_bits(in[i] * scale)) << "n " << n << " i " << i;
+        const float wh = half_bits_to_float(h[i]), wb = bfloat16_bits_to_float(b[i]);
+        ASSERT_TRUE(std::memcmp(&back_h[i], &wh, 4) == 0 && std::memcmp(&back_b[i], &wb, 4) == 0) << i;
+      }
+    }
+  EXPECT_THROW(cpu_floats_to_16bit(DataType::Float32, in.data(), nullptr, 0), Error);
 }
 
 TEST(CompressionHook, OtherTypesAndOpsPassThrough) {
