@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "arlab/arlab.hpp"
@@ -28,8 +29,14 @@ using Clock = std::chrono::steady_clock;
 
 double now_us() { return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count(); }
 
+bool idle_work = false;  // --idle: the work sleeps (a GPU computing) instead of spinning
+
 void host_work(double us) {
   const double until = now_us() + us;
+  if (idle_work) {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(us));
+    return;
+  }
   volatile unsigned sink = 0;
   while (now_us() < until) sink = sink + 1;
 }
@@ -39,7 +46,7 @@ std::size_t parse_size(const std::string& s) {
   const double v = std::strtod(s.c_str(), &end);
   const std::string unit = end ? end : "";
   const double scale = unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : unit.empty() ? 1 : -1;
-  if (end == s.c_str() || scale < 0 || v < 4) {
+  if (end == s.c_str() || scale < 0 || v * scale < 4) {
     std::fprintf(stderr, "arlab-async-bench: bad size '%s' (bytes >= 4, K/M/G suffixes)\n", s.c_str());
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
@@ -60,7 +67,9 @@ int main(int argc, char** argv) {
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
-      if ((a == "-a" || a == "-n") && i + 1 < argc) {
+      if (a == "--idle") {
+        idle_work = true;
+      } else if ((a == "-a" || a == "-n") && i + 1 < argc) {
         if (a == "-a") algorithm = arlab::algorithm_from_string(argv[++i]);
         else iters = std::max(1, std::atoi(argv[++i]));
       } else {

@@ -253,7 +253,8 @@ void Engine::run_allreduce(const void* send, void* recv, std::size_t count, Data
   }
   const Call call{algorithm, count, type, op, op == ReduceOp::Avg ? ReduceOp::Sum : op, elem,
                   *options_.timeout_s,
-                  call_signature(static_cast<int>(algorithm), count, static_cast<int>(type), static_cast<int>(op))};
+                  call_signature(static_cast<int>(algorithm), count, static_cast<int>(type), static_cast<int>(op)),
+                  progress_waiters()};
   const bool device = on_device(send, recv);  // may refuse the buffers: before any message, still usable
   try {
     if (device) {

@@ -1,6 +1,19 @@
 #include "core/progress.hpp"
 
+#include <cstdint>
+#ifdef __linux__
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace arlab::detail {
+
+namespace {
+thread_local const std::atomic<int>* this_threads_waiters = nullptr;  // set by Progress::loop
+}  // namespace
+
+const std::atomic<int>* progress_waiters() noexcept { return this_threads_waiters; }
 
 void AsyncOp::run() noexcept {
   std::exception_ptr error;
@@ -23,7 +36,10 @@ bool AsyncOp::done() const {
 
 void AsyncOp::wait() const {
   std::unique_lock lock(m_);
+  if (done_) return;
+  ++waiters_;
   cv_.wait(lock, [&] { return done_; });
+  --waiters_;
 }
 
 void AsyncOp::rethrow() const {
@@ -45,7 +61,7 @@ Progress::~Progress() {
 }
 
 std::shared_ptr<AsyncOp> Progress::enqueue(std::function<void()> job) {
-  auto op = std::make_shared<AsyncOp>(std::move(job));
+  auto op = std::make_shared<AsyncOp>(std::move(job), waiters_);
   {
     std::lock_guard lock(m_);
     queue_.push_back(op);
@@ -80,7 +96,34 @@ void Progress::run(const std::function<void()>& job) {
   op->rethrow();
 }
 
+namespace {
+// Asks the scheduler for a short time slice for this thread (Linux 6.12 and later, EEVDF: a
+// fair task's sched_runtime is its slice, and a waking task with a shorter slice may preempt
+// the one running). The progress thread wakes for moments beside a caller that computes; with
+// the default slice it would wait for the computation's slice to end each time. Elsewhere the
+// request is refused or ignored, and nothing changes.
+void ask_for_short_slices() noexcept {
+#ifdef __linux__
+  struct {
+    std::uint32_t size, policy;
+    std::uint64_t flags;
+    std::int32_t nice;
+    std::uint32_t priority;
+    std::uint64_t runtime, deadline, period;
+  } attr{};
+  attr.size = sizeof attr;
+  attr.policy = 0;  // SCHED_OTHER
+  attr.nice = 0;
+  attr.runtime = 100'000;  // ns: the shortest slice the kernel accepts
+  (void)syscall(SYS_sched_setattr, 0, &attr, 0u);
+  (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);  // ns: naps as long as asked
+#endif
+}
+}  // namespace
+
 void Progress::loop() {
+  this_threads_waiters = &waiters_;
+  ask_for_short_slices();
   std::unique_lock lock(m_);
   for (;;) {
     cv_.wait(lock, [&] { return (!queue_.empty() && !busy_) || (stop_ && queue_.empty()); });

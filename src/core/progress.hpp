@@ -13,6 +13,7 @@
 // stops the thread: a request outlives its communicator only as a finished one.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -23,10 +24,15 @@
 
 namespace arlab::detail {
 
+// On a communicator's progress thread, its queue's count of waiting callers
+// (Progress::waiters); nullptr on any other thread.
+const std::atomic<int>* progress_waiters() noexcept;
+
 // One queued collective: what runs it, and how it ended.
 class AsyncOp {
  public:
-  explicit AsyncOp(std::function<void()> job) : job_(std::move(job)) {}
+  // `waiters` counts the threads blocked in wait() on any op of the queue.
+  AsyncOp(std::function<void()> job, std::atomic<int>& waiters) : job_(std::move(job)), waiters_(waiters) {}
   void run() noexcept;  // the job, its exception kept; then done
   bool done() const;
   void wait() const;  // until done
@@ -35,6 +41,7 @@ class AsyncOp {
 
  private:
   std::function<void()> job_;
+  std::atomic<int>& waiters_;
   mutable std::mutex m_;
   mutable std::condition_variable cv_;
   bool done_ = false;
@@ -62,6 +69,9 @@ class Progress {
   std::deque<std::shared_ptr<AsyncOp>> queue_;
   bool busy_ = false;  // a job is running (on the thread, or a blocking one on its caller's)
   bool stop_ = false;
+  // Threads blocked waiting for a queued job: while none is, the caller computes beside the
+  // thread, whose collective then sleeps while it waits (Call::callers_waiting).
+  std::atomic<int> waiters_ = 0;
   std::thread thread_;
 };
 

@@ -1,6 +1,8 @@
 #include "exec/executor.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <sstream>
 
 namespace arlab::detail {
@@ -61,6 +63,7 @@ void Executor::loop(double timeout_s) {
   using Clock = std::chrono::steady_clock;
   auto last_progress = Clock::now();
   unsigned idle = 0;
+  bool timing = false;  // last_progress holds the start of this idle stretch
   while (done_ < n) {
     const std::size_t before = done_;
     while (!ready_.empty()) {
@@ -83,12 +86,23 @@ void Executor::loop(double timeout_s) {
     }
     if (done_ != before) {
       idle = 0;
-    } else if (++idle % 4096 == 0) {  // look at the clock only when nothing moves
-      const auto now = Clock::now();
-      if (idle == 4096) last_progress = now;
-      const double waited = std::chrono::duration<double>(now - last_progress).count();
-      if (waited > timeout_s) timed_out(waited);
+      timing = false;
+      continue;
     }
+    // Beside the caller's computation (Call::callers_waiting, none waiting): once nothing has
+    // moved for 64 polls, give the core away by sleeping an eighth of the time waited so far
+    // (at most 200 us), so that the computation runs meanwhile and this thread, waking from a
+    // sleep, is scheduled ahead of it (sched_yield would leave it behind the computation's
+    // whole time slice, milliseconds); it finds a completion late by at most an eighth of the
+    // wait. Otherwise it spins, and looks at the clock only every 4096 idle polls.
+    ++idle;
+    const bool beside = call_->callers_waiting && call_->callers_waiting->load(std::memory_order_relaxed) == 0;
+    if (beside ? idle < 64 : idle % 4096 != 0) continue;
+    const auto now = Clock::now();
+    if (!timing) last_progress = now, timing = true;
+    const double waited = std::chrono::duration<double>(now - last_progress).count();
+    if (waited > timeout_s) timed_out(waited);
+    if (beside) std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(waited / 8, 2e-6, 200e-6)));
   }
 }
 

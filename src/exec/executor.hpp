@@ -4,6 +4,7 @@
 // order of posting. A reduction may finish later than it is started (a device reducer).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,6 +32,11 @@ struct Call {
   std::size_t elem_size;
   double timeout_s;
   std::uint32_t signature;  // call_signature of algorithm, count, type, user_op
+  // On a thread that runs the call beside the caller's own computation (a communicator's
+  // progress thread): how many threads wait for it. While none does, the executor sleeps in
+  // short naps when nothing completes, so that the computation keeps the CPU when threads
+  // outnumber the cores; once a caller waits, it spins, as a blocking call does (nullptr).
+  const std::atomic<int>* callers_waiting = nullptr;
 };
 
 class Executor {
@@ -61,6 +67,6 @@ class Executor {
   std::vector<Transport::Request> completed_;
   std::vector<std::pair<Reducer::Event, std::uint32_t>> computing_;
   std::size_t done_ = 0;
-};
+  };
 
 }  // namespace arlab::detail

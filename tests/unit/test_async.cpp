@@ -138,6 +138,30 @@ TEST(Async, AFailureReachesWaitAndFailsTheCallsAfterIt) {
   });
 }
 
+TEST(Async, ATimeoutIsFoundWhileTheCallerComputesAndNobodyWaits) {
+  // The progress thread sleeps between polls while no caller waits (Call::callers_waiting);
+  // it must still notice the silent peer after the timeout, not later and not never.
+  on_threads(2, test_options(1), [&](Engine& engine, int rank) {
+    if (rank == 1) return;
+    std::vector<float> a(1000, 1.0f);
+    const auto start = std::chrono::steady_clock::now();
+    auto op = engine.allreduce_async(a.data(), a.data(), a.size(), DataType::Float32, ReduceOp::Sum, Algorithm::Ring);
+    volatile unsigned work = 0;
+    while (!op->done() && std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) work = work + 1;
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(op->done()) << "no timeout after 30 s with a 1 s timeout";
+    EXPECT_GE(took, 1.0);
+    EXPECT_LT(took, 10.0);
+    try {
+      op->rethrow();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Error::Code::Timeout);
+      EXPECT_NE(std::string(e.what()).find("waiting for rank 1"), std::string::npos) << e.what();
+    }
+  });
+}
+
 TEST(Async, ADestroyedEngineRunsWhatIsQueuedFirst) {
   for (int p : {2, 4}) {
     std::vector<std::vector<std::shared_ptr<AsyncOp>>> ops(p);
