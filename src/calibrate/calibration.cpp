@@ -85,6 +85,20 @@ std::string link_block(const LinkCalibration& l) {
       o += format("%s%.0f: %.4g", i ? ", " : " ", points[i].bytes, points[i].alpha_us);
     o += " }\n";
   }
+  if (!l.writeback_sizes.empty()) {
+    const std::vector<double> wx(l.writeback_sizes.begin(), l.writeback_sizes.end());
+    const auto points = writeback_points(wx, l.writeback_in_place_us, l.writeback_aside_us);
+    o += "    # Writing what the peer has just read: an exchange then a reduction over the bytes just sent\n"
+         "    # (as recursive doubling in place), against one into a buffer of its own, us per round:";
+    for (std::size_t i = 0; i < wx.size(); ++i)
+      o += format("%s %s %.3g/%.3g", i ? "," : "", size_text(wx[i]).c_str(), l.writeback_in_place_us[i],
+                  l.writeback_aside_us[i]);
+    o += ".\n    # The difference per byte; a reduction that overwrites its own step's message pays it (docs/model.md).\n"
+         "    writeback_us_per_byte: {";
+    for (std::size_t i = 0; i < points.size(); ++i)
+      o += format("%s%.0f: %.4g", i ? ", " : " ", points[i].bytes, points[i].us_per_byte);
+    o += " }\n";
+  }
   o += beyond_lines(l.sizes, l.exchange, "    ", "t = alpha + bytes / bandwidth_beyond_cache");
   if (l.shared_ratio > 0)
     o += format("    # Every rank of a node exchanging across at once took %.2fx one pair's time (4 MiB): %s.\n",

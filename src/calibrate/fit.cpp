@@ -189,4 +189,13 @@ std::vector<LatencyPoint> latency_points(std::span<const double> x, std::span<co
   return out;
 }
 
+std::vector<WritebackPoint> writeback_points(std::span<const double> x, std::span<const double> in_place,
+                                             std::span<const double> aside) {
+  check(x, in_place);
+  check(x, aside);
+  std::vector<WritebackPoint> out;
+  for (std::size_t i = 0; i < x.size(); ++i) out.push_back({x[i], std::max(0.0, in_place[i] - aside[i]) / x[i]});
+  return out;
+}
+
 }  // namespace arlab::calib

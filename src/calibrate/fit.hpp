@@ -79,4 +79,12 @@ struct LatencyPoint {
 };
 std::vector<LatencyPoint> latency_points(std::span<const double> x, std::span<const double> y, double slope);
 
+// The write-back cost per byte at each size x[i]: (in_place[i] - aside[i]) / x[i], at least 0
+// (LinkBench::writeback's two times per round). (bytes, us per byte), ascending as x.
+struct WritebackPoint {
+  double bytes = 0, us_per_byte = 0;
+};
+std::vector<WritebackPoint> writeback_points(std::span<const double> x, std::span<const double> in_place,
+                                             std::span<const double> aside);
+
 }  // namespace arlab::calib

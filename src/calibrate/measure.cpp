@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 
@@ -96,6 +97,7 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
   // A round starts when the previous round's send and receive have both completed, as an
   // all-reduce step's reduction waits for both before the next step reuses the buffers.
   ScheduleBuilder::Deps last;
+  std::vector<std::pair<ScheduleBuilder::Id, detail::Region>> reduces_aside;  // their output, set below
   switch (pattern) {
     case Pattern::PingPong:  // a: send, receive the echo; b: receive, echo what came
       for (std::size_t i = 0; i < k; ++i) {
@@ -122,6 +124,21 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
         last = {sent, s.recv(peer, dst(i), before_recv)};
       }
       break;
+    case Pattern::ReduceInPlace:  // both: send X, receive Y, X = X + Y (or Z = X + Y, Z sent next)
+    case Pattern::ReduceAside: {
+      const detail::Region y{Buffer::Scratch, 0, bytes};
+      detail::Region sent_from = first, other{Buffer::Scratch, bytes, bytes};
+      for (std::size_t i = 0; i < k; ++i) {
+        const auto sent = s.send(peer, sent_from, last);
+        const auto got = s.recv(peer, y, last);
+        last = {s.reduce(sent_from, y, {sent, got})};
+        if (pattern == Pattern::ReduceAside) {
+          reduces_aside.push_back({last.front(), other});
+          std::swap(sent_from, other);
+        }
+      }
+      break;
+    }
     case Pattern::Stream:
     case Pattern::StreamBothWays:  // k messages at once, from and into consecutive chunks
       for (std::size_t i = 0; i < k; ++i) {
@@ -131,7 +148,10 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
       break;
   }
   auto sched = s.finish();
-  sched.scratch_count = pattern == Pattern::Stream || pattern == Pattern::StreamBothWays ? k * bytes : bytes;
+  for (const auto& [id, dst] : reduces_aside) sched.steps[id].dst = dst;  // the builder reduces in place
+  sched.scratch_count = pattern == Pattern::Stream || pattern == Pattern::StreamBothWays ? k * bytes
+                        : pattern == Pattern::ReduceAside                                ? 2 * bytes
+                                                                                         : bytes;
   return sched;
 }
 
@@ -216,6 +236,50 @@ LinkBench::Stream LinkBench::stream(int a, int b, std::size_t chunk, std::size_t
   const auto t = median_us(control_, timing_, probes);
   const auto bytes = static_cast<double>(chunk * count);
   return {bytes / t[0] * 1e-3, bytes / t[1] * 1e-3};  // bytes per us -> GB/s
+}
+
+LinkBench::Writeback LinkBench::writeback(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs) {
+  // Timed as calls, as a user's all-reduce runs: before each, the rank writes its send buffer
+  // anew (fresh gradients; untimed), then a barrier, then one round. Chained rounds would not
+  // do: aside, the round after next writes over the buffer sent before, so the write-back is
+  // paid in both variants; per call, aside pays it only in the untimed rewrite, as an
+  // out-of-place all-reduce leaves it to the user's next write of its input.
+  const auto now_us = [] {
+    return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
+  };
+  Writeback out;
+  for (std::size_t bytes : sizes) {
+    const detail::Program in_place = detail::compile(schedule(Pattern::ReduceInPlace, a, b, bytes, 1, all_pairs),
+                                                     transport_.size());
+    const detail::Program aside = detail::compile(schedule(Pattern::ReduceAside, a, b, bytes, 1, all_pairs),
+                                                  transport_.size());
+    const auto call = [&](const detail::Program& p, int i) {
+      std::memset(send_.data(), i & 0x7f, bytes);
+      MPI_Barrier(control_);
+      const double t0 = now_us();
+      run(p, bytes);
+      return now_us() - t0;
+    };
+    for (int w = 0; w < 3; ++w) call(in_place, w), call(aside, w);  // first touch, registrations
+    double once = std::max(1.0, call(in_place, 0) + call(aside, 0));
+    MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, control_);  // every rank makes as many calls
+    // A quarter of a sample's time per size and variant, at most 150 calls (each with its own
+    // barrier, which costs more than the call at 4 ranks on 2 cores): the difference is
+    // 10-30% of a call, which the medians of 100-150 calls hold within a few percent.
+    const int calls = static_cast<int>(std::clamp(timing_.samples * timing_.sample_ms * 1e3 / 4 / (once + 5), 10.0, 150.0));
+    std::vector<double> mine(2 * static_cast<std::size_t>(calls)), slowest(mine.size());
+    for (int i = 0; i < calls; ++i) {  // alternating, so that a drift of the machine hits both alike
+      mine[2 * i] = call(in_place, i);
+      mine[2 * i + 1] = call(aside, i);
+    }
+    MPI_Allreduce(mine.data(), slowest.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, control_);
+    std::vector<double> t[2];
+    for (std::size_t i = 0; i < slowest.size(); ++i) t[i % 2].push_back(slowest[i]);
+    for (auto& v : t) std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    out.in_place_us.push_back(t[0][t[0].size() / 2]);
+    out.aside_us.push_back(t[1][t[1].size() / 2]);
+  }
+  return out;
 }
 
 ComputeBench::ComputeBench(MPI_Comm control, Timing timing, std::size_t max_bytes)

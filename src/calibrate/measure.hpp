@@ -60,8 +60,19 @@ class LinkBench {
   // `count` messages of `chunk` bytes posted at once.
   Stream stream(int a, int b, std::size_t chunk, std::size_t count);
 
+  // What it costs to write bytes a peer has just read: one exchange of `bytes` per call,
+  // followed by the reduction sent + received, written over the bytes just sent (in place, as
+  // recursive doubling does in place: over shared memory the peer's CPU has just copied them
+  // out, so they sit in its cache) or into a buffer of their own (aside); before each call the
+  // rank writes its send buffer anew, untimed. The medians of the slowest rank's call times;
+  // the difference is the write-back cost (LinkCost::writeback).
+  struct Writeback {
+    std::vector<double> in_place_us, aside_us;
+  };
+  Writeback writeback(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false);
+
  private:
-  enum class Pattern { PingPong, Exchange, Stream, StreamBothWays };
+  enum class Pattern { PingPong, Exchange, Stream, StreamBothWays, ReduceInPlace, ReduceAside };
   detail::Schedule schedule(Pattern, int a, int b, std::size_t bytes, std::size_t k, bool all_pairs = false) const;
   void run(const detail::Program& program, std::size_t bytes_used);
 

@@ -75,6 +75,20 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
   const std::vector<double> x(sizes.begin(), sizes.end());
   if (!l.pingpong_us.empty()) l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
   l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes, true);
+  if (same_node) {
+    // The write-back cost, where a peer's CPU reads the bytes: from 8 KiB (below, under half
+    // a microsecond a call) to 2 MiB (past the cores' own caches it has faded), sizes a
+    // factor of 4 or more apart; the walk holds the end values beyond them.
+    for (const std::size_t n : sizes)
+      if (n >= (std::size_t{8} << 10) && n <= (std::size_t{2} << 20) && 2 * n <= o.max_bytes &&
+          (l.writeback_sizes.empty() || n >= 4 * l.writeback_sizes.back()))
+        l.writeback_sizes.push_back(n);
+    if (!l.writeback_sizes.empty()) {
+      const auto wb = bench.writeback(0, b, l.writeback_sizes, o.all_pairs);
+      l.writeback_in_place_us = wb.in_place_us;
+      l.writeback_aside_us = wb.aside_us;
+    }
+  }
   if (!o.comparisons) return l;
   l.stream_chunk = std::min(kStreamChunk, o.max_bytes);
   l.stream_count = std::max<std::size_t>(1, o.max_bytes / l.stream_chunk);

@@ -47,6 +47,7 @@ class Walk {
                                                     ? index.recv_step(r, step.peer, prog.seq[i])
                                                     : index.send_step(step.peer, r, prog.seq[i]));
       }
+      charge_writebacks(r, prog, elem_bytes);
       prog.schedule.steps = {};  // the walk needs only the states above and the dependents
       for (auto i : prog.roots) queue_.push({0.0, r, i});
     }
@@ -66,11 +67,12 @@ class Walk {
   }
 
  private:
-  // Everything the walk reads or writes for one step, in one cache line.
+  // Everything the walk reads or writes for one step.
   struct StepState {
     Cost ready;                  // critical path up to the step's start
     double posted = -1;          // Send/Recv: when posted, -1 before
     double bytes = 0;            // moved (Send/Recv) or written (Reduce/Copy)
+    double writeback_us = 0;     // Reduce: overwriting what its own step has just sent (below)
     std::int32_t partner = -1;   // Send/Recv: the matching step at the peer
     std::int32_t peer = -1;
     std::uint32_t waiting = 0;   // dependencies not yet done
@@ -82,13 +84,38 @@ class Walk {
     double send_free = 0, recv_free = 0, compute_free = 0;
   };
 
+  // A reduction that writes over bytes that a send it directly follows has just carried to a
+  // peer (recursive doubling in place: send x, receive y, x = x + y) pays, per byte
+  // overwritten, the link's write-back cost (LinkCost::writeback): over shared memory the
+  // peer's CPU has just copied those bytes and holds them in its cache. A write a step or
+  // more later (the ring's allgather over what its reduce-scatter sent) pays nothing
+  // measurable, and is not charged.
+  void charge_writebacks(int r, const Program& prog, double elem_bytes) {
+    auto& steps = st_[r].steps;
+    for (std::uint32_t i = 0; i < steps.size(); ++i) {
+      const Step& send = prog.step(i);
+      if (send.kind != StepKind::Send) continue;
+      const LinkCost& link = node_[r] == node_[send.peer] ? m_.intra : m_.inter;
+      if (link.writeback.empty()) continue;
+      for (auto k = prog.dep_begin[i]; k < prog.dep_begin[i + 1]; ++k) {
+        const Step& reduce = prog.step(prog.dependents[k]);
+        if (reduce.kind != StepKind::Reduce || reduce.dst.buffer != send.src.buffer) continue;
+        const std::size_t lo = std::max(reduce.dst.offset, send.src.offset);
+        const std::size_t hi = std::min(reduce.dst.offset + reduce.dst.count, send.src.offset + send.src.count);
+        if (hi <= lo) continue;
+        const double bytes = static_cast<double>(hi - lo) * elem_bytes;
+        steps[prog.dependents[k]].writeback_us += bytes * link.writeback_us_per_byte(bytes);
+      }
+    }
+  }
+
   void fire(int r, std::uint32_t i, double t) {
     RankState& s = st_[r];
     StepState& x = s.steps[i];
     if (x.kind == StepKind::Reduce || x.kind == StepKind::Copy) {
       const double per_byte = x.kind == StepKind::Reduce ? m_.reduce_us_per_byte : m_.copy_us_per_byte;
       Cost c = x.ready;
-      const double end = std::max(t, s.compute_free) + x.bytes * per_byte;
+      const double end = std::max(t, s.compute_free) + x.bytes * per_byte + x.writeback_us;
       c.reduce_us += end - c.total_us;
       c.total_us = end;
       s.compute_free = end;

@@ -19,6 +19,17 @@ double LinkCost::alpha_for(double bytes) const {
   return rendezvous_bytes > 0 && bytes > rendezvous_bytes ? alpha_us_rendezvous : alpha_us;
 }
 
+double LinkCost::writeback_us_per_byte(double bytes) const {
+  if (writeback.empty()) return 0;
+  if (bytes <= writeback.front().bytes) return writeback.front().us_per_byte;
+  if (bytes >= writeback.back().bytes) return writeback.back().us_per_byte;
+  const auto hi = std::lower_bound(writeback.begin(), writeback.end(), bytes,
+                                   [](const WritebackPoint& p, double b) { return p.bytes < b; });
+  const auto lo = hi - 1;
+  const double w = std::log(bytes / lo->bytes) / std::log(hi->bytes / lo->bytes);
+  return lo->us_per_byte + w * (hi->us_per_byte - lo->us_per_byte);
+}
+
 int Machine::ranks() const {
   if (!rank_to_node.empty()) return static_cast<int>(rank_to_node.size());
   return ranks_per_node > 0 ? nodes * ranks_per_node : 0;

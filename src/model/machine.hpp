@@ -43,8 +43,19 @@ struct LinkCost {
     double bytes = 0, alpha_us = 0;
   };
   std::vector<LatencyPoint> latency;
+  // Writing what the peer has just read (a topology file's writeback_us_per_byte): the cost
+  // per byte, at each of these sizes, of a reduction that overwrites the bytes its own step
+  // has just sent over this link (recursive doubling in place). Over shared memory the peer's
+  // CPU copied them out and holds them in its cache, so every line written must be taken back
+  // first; once the bytes outgrow the cores' caches it fades. Interpolated linearly in
+  // log(bytes), the end values held beyond the ends; empty: nothing is charged.
+  struct WritebackPoint {
+    double bytes = 0, us_per_byte = 0;
+  };
+  std::vector<WritebackPoint> writeback;
 
   double alpha_for(double bytes) const;
+  double writeback_us_per_byte(double bytes) const;
 };
 
 struct Machine {

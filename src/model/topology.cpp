@@ -136,19 +136,37 @@ Rate rate(const Reader& r, const std::map<std::string, YAML::Node>& f, const std
   return out;
 }
 
-// latency_us: { BYTES: US, ... }, message sizes in ascending order, each once.
-std::vector<LinkCost::LatencyPoint> latency_points(const Reader& r, const YAML::Node& node, const std::string& what) {
+// A table by message size, { BYTES: VALUE, ... }: sizes in ascending order, each once; values
+// at least 0. `example` shows the form in the error.
+std::vector<std::pair<double, double>> size_table(const Reader& r, const YAML::Node& node, const std::string& what,
+                                                  const std::string& values, const std::string& example) {
   if (!node.IsMap() || node.size() == 0)
-    r.fail(node, what + " must be a mapping of message sizes in bytes to latencies in us, e.g. { 8: 0.3, 2048: 1.2 }");
-  std::vector<LinkCost::LatencyPoint> out;
+    r.fail(node, what + " must be a mapping of message sizes in bytes to " + values + ", e.g. " + example);
+  std::vector<std::pair<double, double>> out;
   for (const auto& entry : node) {
     const double bytes = r.byte_count(entry.first, "a message size in " + what);
     const std::string at = what + "[" + std::to_string(static_cast<long>(bytes)) + "]";
-    if (!out.empty() && bytes <= out.back().bytes)
+    if (!out.empty() && bytes <= out.back().first)
       r.fail(entry.first, what + ": message sizes must ascend, each once; " + std::to_string(static_cast<long>(bytes)) + " comes after " +
-                              std::to_string(static_cast<long>(out.back().bytes)));
+                              std::to_string(static_cast<long>(out.back().first)));
     out.push_back({bytes, r.number(entry.second, at, true)});
   }
+  return out;
+}
+
+// latency_us: { BYTES: US, ... }.
+std::vector<LinkCost::LatencyPoint> latency_points(const Reader& r, const YAML::Node& node, const std::string& what) {
+  std::vector<LinkCost::LatencyPoint> out;
+  for (const auto& [bytes, us] : size_table(r, node, what, "latencies in us", "{ 8: 0.3, 2048: 1.2 }"))
+    out.push_back({bytes, us});
+  return out;
+}
+
+// writeback_us_per_byte: { BYTES: US_PER_BYTE, ... }.
+std::vector<LinkCost::WritebackPoint> writeback_points(const Reader& r, const YAML::Node& node, const std::string& what) {
+  std::vector<LinkCost::WritebackPoint> out;
+  for (const auto& [bytes, us] : size_table(r, node, what, "us per byte", "{ 32768: 8e-05, 2097152: 1e-05 }"))
+    out.push_back({bytes, us});
   return out;
 }
 
@@ -161,7 +179,7 @@ Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
   const auto f =
       r.mapping(node, what,
                 {"alpha_us", "bandwidth_GBps", kBeyond, "copied_by", "shared_by", "rendezvous_bytes", "alpha_us_rendezvous",
-                 "latency_us"},
+                 "latency_us", "writeback_us_per_byte"},
                 {"alpha_us", "bandwidth_GBps"});
   Link l;
   l.cost.alpha_us = r.number(f.at("alpha_us"), what + ".alpha_us", true);
@@ -190,6 +208,8 @@ Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
     l.cost.alpha_us_rendezvous = r.number(f.at("alpha_us_rendezvous"), what + ".alpha_us_rendezvous", true);
   }
   if (f.count("latency_us")) l.cost.latency = latency_points(r, f.at("latency_us"), what + ".latency_us");
+  if (f.count("writeback_us_per_byte"))
+    l.cost.writeback = writeback_points(r, f.at("writeback_us_per_byte"), what + ".writeback_us_per_byte");
   l.rate = rate(r, f, what);
   l.cost.us_per_byte = l.rate.in_cache;
   return l;
@@ -333,6 +353,12 @@ std::string link_yaml(const LinkCost& l, double beyond_us_per_byte) {
     y += ", latency_us: {";
     for (std::size_t i = 0; i < l.latency.size(); ++i)
       y += (i ? ", " : " ") + integer_text(l.latency[i].bytes) + ": " + number_text(l.latency[i].alpha_us);
+    y += " }";
+  }
+  if (!l.writeback.empty()) {
+    y += ", writeback_us_per_byte: {";
+    for (std::size_t i = 0; i < l.writeback.size(); ++i)
+      y += (i ? ", " : " ") + integer_text(l.writeback[i].bytes) + ": " + number_text(l.writeback[i].us_per_byte);
     y += " }";
   }
   return y + " }";

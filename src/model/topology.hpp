@@ -22,7 +22,9 @@
 //
 // A link may add a protocol switch (rendezvous_bytes: messages above it pay alpha_us_rendezvous)
 // and measured latencies (latency_us: { 8: 0.34, 512: 0.75, 2048: 1.1 }: alpha at those message
-// sizes, ascending, interpolated in log(bytes) up to the last one; LinkCost::alpha_for).
+// sizes, ascending, interpolated in log(bytes) up to the last one; LinkCost::alpha_for), and
+// the cost of writing what the peer has just read (writeback_us_per_byte: { 32768: 8e-05, ... }:
+// us per byte at those sizes, interpolated, the end values held; LinkCost::writeback).
 // Each link, reduce and copy may add bandwidth_GBps_beyond_cache: its rate when the call's
 // working set reaches cache_bytes (which it then requires); without it the rate is the same at
 // every size. alpha_us >= 0 is the latency of one message in microseconds; bandwidth_GBps > 0 is

@@ -36,6 +36,11 @@ void check_link(const LinkCost& l) {
     require(i == 0 || l.latency[i].bytes > l.latency[i - 1].bytes, "latency_us sizes not ascending");
     require(finite_at_least_zero(l.alpha_for(l.latency[i].bytes * 1.5)), "alpha_for not finite");
   }
+  for (std::size_t i = 0; i < l.writeback.size(); ++i) {
+    require(l.writeback[i].bytes >= 1 && finite_at_least_zero(l.writeback[i].us_per_byte), "bad writeback point");
+    require(i == 0 || l.writeback[i].bytes > l.writeback[i - 1].bytes, "writeback sizes not ascending");
+    require(finite_at_least_zero(l.writeback_us_per_byte(l.writeback[i].bytes * 1.5)), "writeback not finite");
+  }
 }
 
 void check(const Machine& m) {
@@ -62,7 +67,9 @@ bool same_link(const LinkCost& a, const LinkCost& b) {
   return near(a.alpha_us, b.alpha_us) && near(a.us_per_byte, b.us_per_byte) && a.cpu_copies == b.cpu_copies &&
          a.rendezvous_bytes == b.rendezvous_bytes && near(a.alpha_us_rendezvous, b.alpha_us_rendezvous) &&
          std::equal(a.latency.begin(), a.latency.end(), b.latency.begin(), b.latency.end(),
-                    [](const auto& x, const auto& y) { return x.bytes == y.bytes && near(x.alpha_us, y.alpha_us); });
+                    [](const auto& x, const auto& y) { return x.bytes == y.bytes && near(x.alpha_us, y.alpha_us); }) &&
+         std::equal(a.writeback.begin(), a.writeback.end(), b.writeback.begin(), b.writeback.end(),
+                    [](const auto& x, const auto& y) { return x.bytes == y.bytes && near(x.us_per_byte, y.us_per_byte); });
 }
 
 void check_round_trip(const Machine& m) {

@@ -367,6 +367,22 @@ TEST(CalibrateTopology, TheMeasuredLatenciesReachTheFile) {
   EXPECT_NEAR(m.intra.alpha_for(8), 0.4, 1e-3);
 }
 
+TEST(CalibrateTopology, TheWriteBackReachesTheFileAsTheDifferencePerByte) {
+  Calibration c = calibration(1, 2);
+  EXPECT_EQ(topology_yaml(c).find("writeback_us_per_byte"), std::string::npos);  // not measured: not written
+  LinkCalibration& l = *c.intra;
+  l.writeback_sizes = {8192, 131072, 2097152};
+  l.writeback_in_place_us = {5.0, 40.0, 350.0};
+  l.writeback_aside_us = {4.5, 28.0, 420.0};  // in place faster: nothing, not a negative cost
+  const std::string yaml = topology_yaml(c);
+  const detail::Machine m = detail::parse_topology(yaml, "calibrated.yaml");
+  ASSERT_EQ(m.intra.writeback.size(), 3u);
+  EXPECT_NEAR(m.intra.writeback[0].us_per_byte, 0.5 / 8192, 1e-3 * 0.5 / 8192);
+  EXPECT_NEAR(m.intra.writeback[1].us_per_byte, 12.0 / 131072, 1e-3 * 12.0 / 131072);
+  EXPECT_EQ(m.intra.writeback[2].us_per_byte, 0);
+  EXPECT_NE(yaml.find("8 KiB 5/4.5, 128 KiB 40/28, 2 MiB 350/420"), std::string::npos) << yaml;
+}
+
 TEST(CalibrateTopology, TheCallOverheadReachesTheFile) {
   Calibration c = calibration(2, 2);
   EXPECT_EQ(topology_yaml(c).find("call_overhead_us"), std::string::npos);  // not measured: not written

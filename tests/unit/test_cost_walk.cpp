@@ -3,6 +3,7 @@
 // regime, with the rates of the regime the call's working set falls in.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 
 #include "algorithms/registry.hpp"
@@ -257,6 +258,56 @@ TEST(CostWalk, CpuCopiesChangeNothingWhereNothingOverlaps) {
                   0.01 * expected)
           << to_string(a) << " p=" << p;
     }
+}
+
+}  // namespace
+}  // namespace arlab::detail
+
+namespace arlab::detail {
+namespace {
+
+// Recursive doubling in place: send x, receive y, x = x + y; each step's reduction writes over
+// what the step has just sent, and pays the link's write-back per byte. Nothing else does.
+TEST(CostWalk, OnlyAReductionOverWhatItsStepJustSentPaysTheWriteBack) {
+  Machine m = Machine::uniform(kAlpha, kBeta, kGamma);
+  Machine wb = m;
+  wb.intra.writeback = wb.inter.writeback = {{1024, 2e-4}, {1 << 20, 1e-4}};
+  for (const auto& info : schedule_algorithm_table()) {
+    if (info.id == Algorithm::Hierarchical) continue;
+    for (int p : {2, 3, 4, 5, 8})
+      for (bool in_place : {true, false})
+        for (std::size_t chunk : {std::size_t{0}, std::size_t{64} << 10}) {
+          Shape s = unpipelined(p, 262144);  // 1 MiB of floats
+          s.chunk_bytes = chunk;
+          const double without = predict(info, s, m, in_place).total_us;
+          const double with = predict(info, s, wb, in_place).total_us;
+          const std::string what = std::string(info.name) + " p=" + std::to_string(p) + (in_place ? " in place" : " out of place");
+          if (info.id != Algorithm::RecursiveDoubling) {
+            EXPECT_DOUBLE_EQ(with, without) << what;
+            continue;
+          }
+          // log2 p steps of the whole buffer (a non-power of two folds first); out of place
+          // the first step reduces into the output, not the input it sent, unless a fold
+          // has already brought the data into the output.
+          const int steps = std::bit_width(static_cast<unsigned>(p)) - 1;
+          const double per_step = 1048576 * 1e-4;
+          const bool fold = (p & (p - 1)) != 0;
+          const int charged = in_place || fold ? steps : steps - 1;
+          EXPECT_NEAR(with - without, charged * per_step, 1e-6 * with) << what;
+        }
+  }
+}
+
+TEST(CostWalk, TheWriteBackIsInterpolatedInLogBytesAndHeldBeyondItsEnds) {
+  LinkCost l;
+  EXPECT_EQ(l.writeback_us_per_byte(4096), 0);  // no table: nothing
+  l.writeback = {{8192, 8e-5}, {131072, 4e-5}, {2097152, 0}};
+  EXPECT_DOUBLE_EQ(l.writeback_us_per_byte(1), 8e-5);
+  EXPECT_DOUBLE_EQ(l.writeback_us_per_byte(8192), 8e-5);
+  EXPECT_NEAR(l.writeback_us_per_byte(32768), 6e-5, 1e-12);  // halfway in log(bytes)
+  EXPECT_DOUBLE_EQ(l.writeback_us_per_byte(131072), 4e-5);
+  EXPECT_NEAR(l.writeback_us_per_byte(524288), 2e-5, 1e-12);
+  EXPECT_DOUBLE_EQ(l.writeback_us_per_byte(1e9), 0);
 }
 
 }  // namespace

@@ -103,6 +103,11 @@ void expect_same_machine(const Machine& a, const Machine& b) {
       EXPECT_DOUBLE_EQ(x.latency[i].bytes, y.latency[i].bytes);
       EXPECT_DOUBLE_EQ(x.latency[i].alpha_us, y.latency[i].alpha_us);
     }
+    ASSERT_EQ(x.writeback.size(), y.writeback.size());
+    for (std::size_t i = 0; i < x.writeback.size(); ++i) {
+      EXPECT_DOUBLE_EQ(x.writeback[i].bytes, y.writeback[i].bytes);
+      EXPECT_DOUBLE_EQ(x.writeback[i].us_per_byte, y.writeback[i].us_per_byte);
+    }
   }
   EXPECT_DOUBLE_EQ(a.reduce_us_per_byte, b.reduce_us_per_byte);
   EXPECT_DOUBLE_EQ(a.copy_us_per_byte, b.copy_us_per_byte);
@@ -136,6 +141,7 @@ TEST(Topology, WrittenFilesReadBackTheSameMachine) {
   machines.push_back(placed);
   Machine measured = local;
   measured.intra.latency = {{8, 0.34}, {512, 0.76}, {2048, 1.1}, {8192, 2.3}};
+  measured.intra.writeback = {{8192, 6.8e-05}, {131072, 9.3e-05}, {2097152, 0}};
   machines.push_back(measured);
   for (const Machine& m : machines) {
     const Machine back = parse_topology(topology_yaml(m));
@@ -232,6 +238,22 @@ TEST(Topology, MeasuredLatenciesAreInterpolatedUpToTheLastSize) {
   EXPECT_NE(bad("[1, 2]").find("must be a mapping of message sizes"), std::string::npos);
 }
 
+TEST(Topology, TheWriteBackTableIsReadWithItsSizesAscending) {
+  const Machine m = parse_topology(
+      edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, writeback_us_per_byte: { 8192: 7e-05, 2097152: 0 }"));
+  ASSERT_EQ(m.intra.writeback.size(), 2u);
+  EXPECT_DOUBLE_EQ(m.intra.writeback_us_per_byte(8192), 7e-05);
+  EXPECT_DOUBLE_EQ(m.intra.writeback_us_per_byte(4e6), 0);
+  EXPECT_TRUE(m.inter.writeback.empty());
+  const auto bad = [](const std::string& table) {
+    return error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, writeback_us_per_byte: " + table));
+  };
+  EXPECT_NE(bad("{ 512: 1e-5, 8: 1e-5 }").find("links.intra.writeback_us_per_byte: message sizes must ascend"),
+            std::string::npos);
+  EXPECT_NE(bad("{ 8: -1e-5 }").find("links.intra.writeback_us_per_byte[8] must be zero or positive"), std::string::npos);
+  EXPECT_NE(bad("{}").find("must be a mapping of message sizes in bytes to us per byte"), std::string::npos);
+}
+
 TEST(Topology, ShippedGpuAndClusterFilesAreCopiedByDma) {
   for (const char* f : {"h100-8gpu-nvlink.yaml", "h100-2node-ndr.yaml", "h100-16node-ndr.yaml", "pcie-gen5-8gpu.yaml",
                         "cpu-32node-100gbe.yaml"}) {
@@ -317,7 +339,8 @@ TEST(Topology, UnknownKeysListTheValidOnes) {
             "ranks_per_node, rank_to_node, cache_bytes, call_overhead_us, links, reduce, copy");
   EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwith_GBps: 150")),
             "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps, "
-            "bandwidth_GBps_beyond_cache, copied_by, shared_by, rendezvous_bytes, alpha_us_rendezvous, latency_us");
+            "bandwidth_GBps_beyond_cache, copied_by, shared_by, rendezvous_bytes, alpha_us_rendezvous, latency_us, "
+            "writeback_us_per_byte");
   EXPECT_EQ(error_of(edited("  inter:", "  intre:")),
             "t.yaml:6:3: unknown key 'intre' in links; valid keys: intra, inter");
   EXPECT_EQ(error_of(edited("nodes: 2", "nodes: 2\nnodes: 3")), "t.yaml:3:1: key 'nodes' appears twice in the topology");
