@@ -97,7 +97,7 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
   // A round starts when the previous round's send and receive have both completed, as an
   // all-reduce step's reduction waits for both before the next step reuses the buffers.
   ScheduleBuilder::Deps last;
-  std::vector<std::pair<ScheduleBuilder::Id, detail::Region>> reduces_aside;  // their output, set below
+  ScheduleBuilder::Id reduce = 0;  // ReduceAside: its output is set below
   switch (pattern) {
     case Pattern::PingPong:  // a: send, receive the echo; b: receive, echo what came
       for (std::size_t i = 0; i < k; ++i) {
@@ -124,19 +124,12 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
         last = {sent, s.recv(peer, dst(i), before_recv)};
       }
       break;
-    case Pattern::ReduceInPlace:  // both: send X, receive Y, X = X + Y (or Z = X + Y, Z sent next)
+    case Pattern::ReduceInPlace:  // one round (k is 1): send x, receive y, x = x + y (aside: z = x + y)
     case Pattern::ReduceAside: {
       const detail::Region y{Buffer::Scratch, 0, bytes};
-      detail::Region sent_from = first, other{Buffer::Scratch, bytes, bytes};
-      for (std::size_t i = 0; i < k; ++i) {
-        const auto sent = s.send(peer, sent_from, last);
-        const auto got = s.recv(peer, y, last);
-        last = {s.reduce(sent_from, y, {sent, got})};
-        if (pattern == Pattern::ReduceAside) {
-          reduces_aside.push_back({last.front(), other});
-          std::swap(sent_from, other);
-        }
-      }
+      const auto sent = s.send(peer, first, {});
+      const auto got = s.recv(peer, y, {});
+      reduce = s.reduce(first, y, {sent, got});
       break;
     }
     case Pattern::Stream:
@@ -148,7 +141,7 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
       break;
   }
   auto sched = s.finish();
-  for (const auto& [id, dst] : reduces_aside) sched.steps[id].dst = dst;  // the builder reduces in place
+  if (pattern == Pattern::ReduceAside) sched.steps[reduce].dst = {Buffer::Scratch, bytes, bytes};  // the builder reduces in place
   sched.scratch_count = pattern == Pattern::Stream || pattern == Pattern::StreamBothWays ? k * bytes
                         : pattern == Pattern::ReduceAside                                ? 2 * bytes
                                                                                          : bytes;

@@ -67,6 +67,6 @@ class Executor {
   std::vector<Transport::Request> completed_;
   std::vector<std::pair<Reducer::Event, std::uint32_t>> computing_;
   std::size_t done_ = 0;
-  };
+};
 
 }  // namespace arlab::detail

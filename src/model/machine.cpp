@@ -7,27 +7,30 @@
 
 namespace arlab::detail {
 
+namespace {
+
+// The value at `bytes` of a table ascending in bytes, linear in log(bytes) between its points,
+// the end values held beyond its ends.
+template <typename Point>
+double log_interpolated(const std::vector<Point>& table, double bytes, double Point::*value) {
+  if (bytes <= table.front().bytes) return table.front().*value;
+  if (bytes >= table.back().bytes) return table.back().*value;
+  const auto hi = std::lower_bound(table.begin(), table.end(), bytes,
+                                   [](const Point& p, double b) { return p.bytes < b; });
+  const Point& lo = *(hi - 1);
+  const double w = std::log(bytes / lo.bytes) / std::log(hi->bytes / lo.bytes);
+  return lo.*value + w * ((*hi).*value - lo.*value);
+}
+
+}  // namespace
+
 double LinkCost::alpha_for(double bytes) const {
-  if (!latency.empty() && bytes <= latency.back().bytes) {
-    if (bytes <= latency.front().bytes) return latency.front().alpha_us;
-    const auto hi = std::lower_bound(latency.begin(), latency.end(), bytes,
-                                     [](const LatencyPoint& p, double b) { return p.bytes < b; });
-    const auto lo = hi - 1;
-    const double w = std::log(bytes / lo->bytes) / std::log(hi->bytes / lo->bytes);
-    return lo->alpha_us + w * (hi->alpha_us - lo->alpha_us);
-  }
+  if (!latency.empty() && bytes <= latency.back().bytes) return log_interpolated(latency, bytes, &LatencyPoint::alpha_us);
   return rendezvous_bytes > 0 && bytes > rendezvous_bytes ? alpha_us_rendezvous : alpha_us;
 }
 
 double LinkCost::writeback_us_per_byte(double bytes) const {
-  if (writeback.empty()) return 0;
-  if (bytes <= writeback.front().bytes) return writeback.front().us_per_byte;
-  if (bytes >= writeback.back().bytes) return writeback.back().us_per_byte;
-  const auto hi = std::lower_bound(writeback.begin(), writeback.end(), bytes,
-                                   [](const WritebackPoint& p, double b) { return p.bytes < b; });
-  const auto lo = hi - 1;
-  const double w = std::log(bytes / lo->bytes) / std::log(hi->bytes / lo->bytes);
-  return lo->us_per_byte + w * (hi->us_per_byte - lo->us_per_byte);
+  return writeback.empty() ? 0 : log_interpolated(writeback, bytes, &WritebackPoint::us_per_byte);
 }
 
 int Machine::ranks() const {

@@ -341,6 +341,16 @@ std::string gbps(double us_per_byte) {
   return number_text(kUsPerByteAtOneGBps / us_per_byte);
 }
 
+// ", KEY: { BYTES: VALUE, ... }" of a table by message size; nothing for an empty one.
+template <typename Point>
+std::string size_table_yaml(const char* key, const std::vector<Point>& table, double Point::*value) {
+  if (table.empty()) return "";
+  std::string y = std::string(", ") + key + ": {";
+  for (std::size_t i = 0; i < table.size(); ++i)
+    y += (i ? ", " : " ") + integer_text(table[i].bytes) + ": " + number_text(table[i].*value);
+  return y + " }";
+}
+
 std::string link_yaml(const LinkCost& l, double beyond_us_per_byte) {
   std::string y = "{ alpha_us: " + number_text(l.alpha_us) + ", bandwidth_GBps: " + gbps(l.us_per_byte);
   if (beyond_us_per_byte > 0) y += ", bandwidth_GBps_beyond_cache: " + gbps(beyond_us_per_byte);
@@ -349,18 +359,8 @@ std::string link_yaml(const LinkCost& l, double beyond_us_per_byte) {
   if (l.rendezvous_bytes > 0)
     y += ", rendezvous_bytes: " + integer_text(l.rendezvous_bytes) + ", alpha_us_rendezvous: " +
          number_text(l.alpha_us_rendezvous);
-  if (!l.latency.empty()) {
-    y += ", latency_us: {";
-    for (std::size_t i = 0; i < l.latency.size(); ++i)
-      y += (i ? ", " : " ") + integer_text(l.latency[i].bytes) + ": " + number_text(l.latency[i].alpha_us);
-    y += " }";
-  }
-  if (!l.writeback.empty()) {
-    y += ", writeback_us_per_byte: {";
-    for (std::size_t i = 0; i < l.writeback.size(); ++i)
-      y += (i ? ", " : " ") + integer_text(l.writeback[i].bytes) + ": " + number_text(l.writeback[i].us_per_byte);
-    y += " }";
-  }
+  y += size_table_yaml("latency_us", l.latency, &LinkCost::LatencyPoint::alpha_us);
+  y += size_table_yaml("writeback_us_per_byte", l.writeback, &LinkCost::WritebackPoint::us_per_byte);
   return y + " }";
 }
 
