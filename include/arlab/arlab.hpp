@@ -174,10 +174,13 @@ class Communicator {
   // communicator's own (started by the first such call; blocking-only use has none), so the
   // caller can compute meanwhile and collect it with Request::wait(). Arguments are checked
   // here (Error at once); what fails later (a timeout, a peer's other arguments) is rethrown
-  // by wait(), and fails every call issued after it. A communicator runs its collectives one
-  // at a time in the order they were issued, blocking and asynchronous alike, so every rank
-  // must issue them in the same order (as in MPI); any number may be outstanding, with the
-  // scratch memory of one. Destroying the communicator first runs what is still queued.
+  // by wait(), and fails every call issued after it. Collectives start in the order they were
+  // issued, blocking and asynchronous alike, so every rank must issue them in the same order
+  // (as in MPI); up to 4 run at once, each on a transport of its own over a duplicate of the
+  // communicator (made when first needed), call n on the (n mod 4)-th, so their messages never
+  // meet. Any number may be outstanding, with the scratch memory of at most 4. Calls with the
+  // mpi or nccl baseline, or with device buffers, run alone once those before them are done.
+  // Destroying the communicator first runs what is still queued.
   // The thread calls MPI (the MPI transport, MPI_Allreduce, calibration), so MPI must be
   // initialised with MPI_Init_thread(MPI_THREAD_MULTIPLE): Error(Unavailable) otherwise.
   Request allreduce_async(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,

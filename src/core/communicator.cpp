@@ -69,7 +69,8 @@ Communicator::Communicator(MPI_Comm comm, Options options) {
   const Options resolved = options.resolved();  // bad knobs fail before any MPI call
   comm_ = duplicate(comm);
   try {
-    engine_ = std::make_unique<detail::Engine>(detail::make_transport(resolved, comm_), resolved, comm_);
+    engine_ = std::make_unique<detail::Engine>(detail::make_transport(resolved, comm_), resolved, comm_,
+                                               [resolved](MPI_Comm lane) { return detail::make_transport(resolved, lane); });
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;

@@ -66,14 +66,14 @@ std::vector<int> find_nodes(const Options& o, const std::optional<Machine>& topo
 
 }  // namespace
 
-Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm)
-    : transport_(std::move(transport)),
+Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm, LaneFactory more_lanes)
+    : more_lanes_(std::move(more_lanes)),
       options_(std::move(options)),
       mpi_comm_(mpi_comm),
-      machine_(load_machine(options_, transport_->size())),
-      executor_(*transport_, reducer_) {
+      machine_(load_machine(options_, transport->size())) {
+  lanes_[0] = std::make_unique<Lane>(mpi_comm, false, std::move(transport), reducer_);
   if (machine_) machine_source_ = "'" + machine_->name + "', the topology file " + *options_.topology;
-  nodes_ = find_nodes(options_, machine_, mpi_comm_, transport_->size());
+  nodes_ = find_nodes(options_, machine_, mpi_comm_, size());
 }
 
 const Machine& Engine::model_machine() const {
@@ -104,6 +104,16 @@ Engine::~Engine() {
     device_->synchronize();
     device_->free_device(device_scratch_);
   }
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  while (lane_count_ > 0) {  // the later lanes first, each transport before its communicator
+    std::unique_ptr<Lane> lane = std::move(lanes_[--lane_count_]);
+    MPI_Comm comm = lane->comm;
+    const bool owned = lane->owns_comm;
+    lane.reset();
+    if (owned && !finalized) MPI_Comm_free(&comm);
+  }
+  if (issue_comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&issue_comm_);
 }
 
 void Engine::use_device_memory(std::unique_ptr<DeviceMemory> memory, std::size_t piece_bytes) {
@@ -138,24 +148,26 @@ bool Engine::on_device(const void* send, const void* recv) {
 void Engine::allreduce_on_stream(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                                  Algorithm algorithm, void* stream) {
   check_arguments(send, recv, count, type, op, algorithm);
-  in_turn([&] {
-    if (!device())
-      throw Error(Error::Code::Unavailable, "arlab: allreduce on a CUDA stream needs a CUDA device: " + device_why_);
+  if (!device())
+    throw Error(Error::Code::Unavailable, "arlab: allreduce on a CUDA stream needs a CUDA device: " + device_why_);
+  Issue is = issue(send, recv, algorithm);
+  is.exclusive = true;  // it waits for the stream: run alone, to its end
+  in_turn(is, [&](bool) -> std::unique_ptr<InFlight> {
     if (algorithm == Algorithm::Nccl && mpi_comm_ != MPI_COMM_NULL && !broken_) {
       if (!nccl_) nccl_ = make_nccl_baseline(mpi_comm_);
       nccl_->allreduce_on(stream, send, recv, count, type, op);  // NCCL's own stream order: returns at once
-      return;
+      return nullptr;
     }
     device_->wait_for_stream(stream);  // the stream's earlier work (which may write send) first
-    run_allreduce(send, recv, count, type, op, algorithm);
+    return start_allreduce(is, send, recv, count, type, op, algorithm, true);
   });
 }
 
-void Engine::run_on_device(const Program& prog, const void* send, void* recv, const Call& call) {
+void Engine::run_on_device(Lane& lane, const Program& prog, const void* send, void* recv, const Call& call) {
   device_->bind_thread();
-  if (!staged_) {
-    staged_ = std::make_unique<StagedTransport>(*transport_, *device_, piece_bytes_);
-    device_executor_ = std::make_unique<Executor>(*staged_, *device_);
+  if (!lane.staged) {
+    lane.staged = std::make_unique<StagedTransport>(*lane.transport, *device_, piece_bytes_);
+    lane.device_executor = std::make_unique<Executor>(*lane.staged, *device_);
   }
   const std::size_t scratch_bytes = prog.schedule.scratch_count * call.elem_size;
   if (device_scratch_bytes_ < scratch_bytes) {
@@ -165,7 +177,7 @@ void Engine::run_on_device(const Program& prog, const void* send, void* recv, co
     device_scratch_ = device_->alloc_device(scratch_bytes);
     device_scratch_bytes_ = scratch_bytes;
   }
-  device_executor_->run(prog, Buffers{send, recv, device_scratch_}, call);
+  lane.device_executor->run(prog, Buffers{send, recv, device_scratch_}, call);
   if (call.user_op == ReduceOp::Avg && size() > 1) device_->divide(call.type, recv, call.count, size());
   device_->synchronize();  // the blocking call returns with the result in recv
 }
@@ -177,7 +189,7 @@ const Machine& Engine::machine() const {
     machine_source_ = "'" + machine_->name + "', the built-in description (no MPI communicator to calibrate over)";
     return *machine_;
   }
-  calib::FoundMachine found = calib::find_machine(mpi_comm_, options_);
+  calib::FoundMachine found = calib::find_machine(issue_comm(), options_);
   machine_ = std::move(found.machine);
   machine_source_ = std::move(found.source);
   return *machine_;
@@ -200,29 +212,94 @@ void Engine::check_arguments(const void* send, const void* recv, std::size_t cou
     invalid("send and recv buffers overlap without being the same (in place needs send == recv)");
 }
 
+// A host run in flight on the progress thread: its lane's executor, advanced a round at a time.
+class Engine::HostRun final : public InFlight {
+ public:
+  HostRun(Engine& engine, Lane& lane, std::shared_ptr<const Program> program, const Buffers& buffers,
+          const Call& call)
+      : engine_(engine), lane_(lane), program_(std::move(program)), buffers_(buffers), call_(call) {
+    lane_.executor.begin(*program_, buffers_, call_);
+  }
+  bool advance() override { return lane_.executor.advance(); }
+  bool finished() const override { return lane_.executor.finished(); }
+  void finish() override {
+    lane_.executor.end();
+    if (call_.user_op == ReduceOp::Avg && engine_.size() > 1)
+      engine_.reducer_.divide(call_.type, buffers_.output, call_.count, engine_.size());
+  }
+  void abandon() noexcept override {
+    lane_.executor.abandon();
+    engine_.broken_ = true;
+  }
+  double timeout_s() const override { return call_.timeout_s; }
+  [[noreturn]] void timed_out(double waited_s) const override { lane_.executor.timed_out(waited_s); }
+
+ private:
+  Engine& engine_;
+  Lane& lane_;
+  std::shared_ptr<const Program> program_;  // kept, whatever the cache does meanwhile
+  const Buffers buffers_;
+  const Call call_;
+};
+
+Engine::Issue Engine::issue(const void* send, const void* recv, Algorithm algorithm) {
+  Issue is;
+  is.device = on_device(send, recv);  // may refuse the buffers: before any message, still usable
+  const Algorithm resolved = algorithm == Algorithm::Auto ? *options_.algorithm : algorithm;
+  is.exclusive = is.device || resolved == Algorithm::Mpi || resolved == Algorithm::Nccl;
+  if (resolved == Algorithm::Auto || resolved == Algorithm::Hierarchical) model_machine();
+  if (progress_ && more_lanes_) {
+    is.lane = static_cast<int>(issued_++ % kLanes);
+    while (lane_count_ <= static_cast<std::size_t>(is.lane)) {
+      MPI_Comm comm = MPI_COMM_NULL;
+      if (issue_comm() != MPI_COMM_NULL && MPI_Comm_dup(issue_comm(), &comm) != MPI_SUCCESS)
+        throw Error(Error::Code::Transport, "arlab: MPI_Comm_dup failed making a lane for a collective in flight");
+      try {
+        lanes_[lane_count_] = std::make_unique<Lane>(comm, comm != MPI_COMM_NULL, more_lanes_(comm), reducer_);
+        ++lane_count_;
+      } catch (...) {
+        if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+        throw;
+      }
+    }
+  }
+  return is;
+}
+
 void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                        Algorithm algorithm) {
   check_arguments(send, recv, count, type, op, algorithm);
-  in_turn([&] { run_allreduce(send, recv, count, type, op, algorithm); });
+  const Issue is = issue(send, recv, algorithm);
+  in_turn(is, [&](bool to_end) { return start_allreduce(is, send, recv, count, type, op, algorithm, to_end); });
 }
 
 std::shared_ptr<AsyncOp> Engine::allreduce_async(const void* send, void* recv, std::size_t count, DataType type,
                                                  ReduceOp op, Algorithm algorithm) {
   check_arguments(send, recv, count, type, op, algorithm);
   device();  // looked for here, so that CUDA's device is the caller's, not the progress thread's
-  if (!progress_) progress_ = std::make_unique<Progress>();
-  return progress_->enqueue([=, this] { run_allreduce(send, recv, count, type, op, algorithm); });
+  if (!progress_) {
+    // From here on the progress thread may make collectives on the communicator (the mpi
+    // baseline): the caller's thread makes its own on a duplicate.
+    if (mpi_comm_ != MPI_COMM_NULL && MPI_Comm_dup(mpi_comm_, &issue_comm_) != MPI_SUCCESS)
+      throw Error(Error::Code::Transport, "arlab: MPI_Comm_dup failed starting the progress thread");
+    progress_ = std::make_unique<Progress>();
+  }
+  const Issue is = issue(send, recv, algorithm);
+  return progress_->enqueue(
+      [=, this](bool to_end) { return start_allreduce(is, send, recv, count, type, op, algorithm, to_end); },
+      is.lane, is.exclusive);
 }
 
-void Engine::run_allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                           Algorithm algorithm) {
+std::unique_ptr<InFlight> Engine::start_allreduce(const Issue& is, const void* send, void* recv, std::size_t count,
+                                                  DataType type, ReduceOp op, Algorithm algorithm, bool to_end) {
   if (broken_)
     throw Error(Error::Code::Transport,
                 "arlab: an earlier call on this communicator failed (timeout or transport error) and it "
                 "cannot be used again; create a new one");
+  Lane& lane = *lanes_[static_cast<std::size_t>(is.lane)];
   const std::size_t elem = size_of(type);
   const bool in_place = send == recv;
-  const Program* prog = nullptr;
+  std::shared_ptr<const Program> prog;
   if (last_.program && last_.requested == algorithm && last_.count == count && last_.elem == elem &&
       last_.in_place == in_place) {
     prog = last_.program;
@@ -236,34 +313,34 @@ void Engine::run_allreduce(const void* send, void* recv, std::size_t count, Data
         throw Error(Error::Code::Unavailable, "arlab: the nccl baseline needs an MPI communicator");
       if (!nccl_) nccl_ = make_nccl_baseline(mpi_comm_);  // collective; throws Unavailable without NCCL or a GPU
       nccl_->allreduce(send, recv, count, type, op);
-      return;
+      return nullptr;
     }
     if (algorithm == Algorithm::Mpi) {
-      if (mpi_comm_ == MPI_COMM_NULL)
+      if (lane.comm == MPI_COMM_NULL)
         throw Error(Error::Code::Unavailable, "arlab: the mpi baseline needs an MPI communicator");
-      if (on_device(send, recv))  // also with no elements, so that a probe call tells
+      if (is.device)  // also with no elements, so that a probe call tells
         throw Error(Error::Code::Unavailable,
                     "arlab: the mpi baseline needs host buffers (this MPI is not known to be CUDA-aware)");
-      if (count > 0) mpi_allreduce(mpi_comm_, send, recv, count, type, op);
-      return;
+      if (count > 0) mpi_allreduce(lane.comm, send, recv, count, type, op);
+      return nullptr;
     }
-    if (count == 0) return;
-    prog = &program(algorithm, count, elem, in_place);
+    if (count == 0) return nullptr;
+    prog = program(algorithm, count, elem, in_place);
     last_ = {requested, count, elem, in_place, algorithm, prog};
   }
   const Call call{algorithm, count, type, op, op == ReduceOp::Avg ? ReduceOp::Sum : op, elem,
                   *options_.timeout_s,
-                  call_signature(static_cast<int>(algorithm), count, static_cast<int>(type), static_cast<int>(op)),
-                  progress_waiters()};
-  const bool device = on_device(send, recv);  // may refuse the buffers: before any message, still usable
+                  call_signature(static_cast<int>(algorithm), count, static_cast<int>(type), static_cast<int>(op))};
   try {
-    if (device) {
-      run_on_device(*prog, send, recv, call);
-      return;
+    if (is.device) {
+      run_on_device(lane, *prog, send, recv, call);
+      return nullptr;
     }
     const std::size_t scratch_bytes = prog->schedule.scratch_count * elem;
-    if (scratch_.size() < scratch_bytes) scratch_.resize(scratch_bytes);
-    executor_.run(*prog, Buffers{send, recv, scratch_.data()}, call);
+    if (lane.scratch.size() < scratch_bytes) lane.scratch.resize(scratch_bytes);
+    const Buffers buffers{send, recv, lane.scratch.data()};
+    if (!to_end) return std::make_unique<HostRun>(*this, lane, std::move(prog), buffers, call);
+    lane.executor.run(*prog, buffers, call);
   } catch (const Error&) {
     // A call that failed part-way leaves peers in unknown states (the executor abandoned its
     // messages): refuse further calls rather than risk mismatched messages.
@@ -271,11 +348,13 @@ void Engine::run_allreduce(const void* send, void* recv, std::size_t count, Data
     throw;
   }
   if (op == ReduceOp::Avg && size() > 1) reducer_.divide(type, recv, count, size());
+  return nullptr;
 }
 
-const Program& Engine::program(Algorithm algorithm, std::size_t count, std::size_t elem, bool in_place) {
+std::shared_ptr<const Program> Engine::program(Algorithm algorithm, std::size_t count, std::size_t elem,
+                                               bool in_place) {
   const ProgramKey key{algorithm, count, elem, in_place};
-  if (auto it = programs_.find(key); it != programs_.end()) return *it->second;
+  if (auto it = programs_.find(key); it != programs_.end()) return it->second;
   const AlgorithmInfo* info = find_schedule_algorithm(algorithm);
   if (!info)
     throw Error(Error::Code::Unavailable, "arlab: algorithm '" + to_string(algorithm) + "' has no schedule");
@@ -290,17 +369,17 @@ const Program& Engine::program(Algorithm algorithm, std::size_t count, std::size
     last_.program = nullptr;
   }
   auto& slot = programs_[key];
-  slot = std::make_unique<Program>(compile(std::move(s), size()));
-  return *slot;
+  slot = std::make_shared<const Program>(compile(std::move(s), size()));
+  return slot;
 }
 
 Plan Engine::plan(std::size_t count, DataType type, bool in_place) const {
   if (!valid(type))
     throw Error(Error::Code::InvalidArgument,
                 "arlab::Communicator::plan: unknown data type value " + std::to_string(static_cast<int>(type)));
-  Plan plan;  // a copy, made in turn: a later call may empty the cache
-  in_turn([&] { plan = cached_plan(count, size_of(type), in_place); });
-  return plan;
+  model_machine();  // on this thread, in issue order: the first finds it, collectively
+  std::lock_guard lock(plans_mutex_);
+  return cached_plan(count, size_of(type), in_place);  // a copy: a later call may empty the cache
 }
 
 const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_place) const {
@@ -362,6 +441,7 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_pla
 }
 
 Algorithm Engine::choose(std::size_t count, DataType type, bool in_place) {
+  std::lock_guard lock(plans_mutex_);
   const Plan& p = cached_plan(count, size_of(type), in_place);
   if (*options_.log_level >= LogLevel::Info && rank() == 0) {
     const std::size_t bytes = count * size_of(type);

@@ -5,7 +5,9 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -32,14 +34,24 @@ namespace arlab::detail {
 // build lacks it.
 std::unique_ptr<Transport> make_transport(const Options& o, MPI_Comm comm);
 
+// Another transport over the same ranks whose messages never meet the others' (a lane,
+// core/progress.hpp), over `comm`: a duplicate of the communicator that the engine made for
+// it, or MPI_COMM_NULL without MPI. Collective: every rank makes it at the same point.
+using LaneFactory = std::function<std::unique_ptr<Transport>(MPI_Comm comm)>;
+
 class Engine {
  public:
+  // Collectives in flight at once on one communicator, at most: each lane holds a transport,
+  // its scratch memory, and one collective at a time.
+  static constexpr int kLanes = 4;
+
   ~Engine();
   // `options` resolved. `mpi_comm` serves the "mpi" baseline; MPI_COMM_NULL where there is none.
-  Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm);
+  // Without `more_lanes`, the collectives of allreduce_async run one at a time.
+  Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm, LaneFactory more_lanes = {});
 
-  int rank() const { return transport_->rank(); }
-  int size() const { return transport_->size(); }
+  int rank() const { return lanes_.front()->transport->rank(); }
+  int size() const { return lanes_.front()->transport->size(); }
   const Options& options() const { return options_; }
   // The machine Auto's cost model walks: Options::topology's file, else this machine's
   // calibration (cached or measured, calibrate/self_calibration.hpp) or, with
@@ -53,8 +65,9 @@ class Engine {
   // check that repeated sizes are answered from the plan cache without walking.
   std::size_t model_walks() const { return model_walks_; }
 
-  // Collectives run one at a time in issue order (core/progress.hpp): the blocking ones on
-  // the caller's thread when nothing is queued, the asynchronous ones on the progress thread.
+  // Collectives start in issue order and several run at once, each on its lane
+  // (core/progress.hpp): the blocking ones on the caller's thread when nothing is queued or in
+  // flight, the asynchronous ones on the progress thread.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  Algorithm algorithm);
   // Checks the arguments now (Error), queues the call and returns; the op rethrows what failed later.
@@ -71,53 +84,86 @@ class Engine {
   // the host stand-in, and a piece size for the staging. Before the first call only.
   void use_device_memory(std::unique_ptr<DeviceMemory> memory,
                          std::size_t piece_bytes = StagedTransport::kDefaultPieceBytes);
-  // The staging transport of the device path, once a call has used it (tests read its memory).
-  const StagedTransport* staged_transport() const { return staged_.get(); }
+  // The staging transport of the device path on the first lane, once a call has used it
+  // (tests read its memory).
+  const StagedTransport* staged_transport() const { return lanes_.front()->staged.get(); }
+  // How many lanes exist (1 until the first asynchronous call needs a second).
+  std::size_t lanes() const { return lane_count_; }
 
  private:
+  // A transport with what runs on it: one collective at a time.
+  struct Lane {
+    Lane(MPI_Comm c, bool own, std::unique_ptr<Transport> t, Reducer& reducer)
+        : comm(c), owns_comm(own), transport(std::move(t)), executor(*transport, reducer) {}
+    MPI_Comm comm;   // the transport's communicator; the mpi baseline runs on it too
+    bool owns_comm;  // the engine's duplicate, freed after the transport
+    // Declared before the transport, destroyed after it: after a failed call, peers may still
+    // write into it until the transport's shutdown has settled with them.
+    std::vector<std::byte> scratch;
+    std::unique_ptr<Transport> transport;
+    Executor executor;
+    // The device path: the staging transport over this one and its executor (first device call).
+    std::unique_ptr<StagedTransport> staged;
+    std::unique_ptr<Executor> device_executor;
+  };
+  // What a call is, decided on the caller's thread when it is issued.
+  struct Issue {
+    int lane = 0;
+    bool device = false;     // its buffers are device memory
+    bool exclusive = false;  // it runs alone, to its end (the baselines, device buffers)
+  };
+  class HostRun;
+  // In issue order, on the caller's thread: the call's lane (made when first used), its kind,
+  // and the machine when Auto or Hierarchical will need it (the first such call finds it,
+  // collectively), so that nothing collective over the communicator itself happens elsewhere.
+  Issue issue(const void* send, const void* recv, Algorithm algorithm);
+  // The communicator that calls on the caller's thread make their collectives on (the
+  // calibration, new lanes): once the progress thread exists, a duplicate of their own.
+  MPI_Comm issue_comm() const { return issue_comm_ != MPI_COMM_NULL ? issue_comm_ : mpi_comm_; }
+  // Starts the call on its lane: nullptr once it has finished (to_end, or a call that cannot
+  // be advanced in pieces), else the run for the progress thread to advance.
+  std::unique_ptr<InFlight> start_allreduce(const Issue& is, const void* send, void* recv, std::size_t count,
+                                            DataType type, ReduceOp op, Algorithm algorithm, bool to_end);
   // The device, looked for on first use (CUDA); nullptr without one, device_why_ saying why.
   DeviceMemory* device();
   // Whether the call's buffers are device memory: both, or neither (else InvalidArgument).
   bool on_device(const void* send, const void* recv);
-  // The blocking call's body, run in its turn.
-  void run_allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                     Algorithm algorithm);
-  // `job` in issue order: directly while no asynchronous call was ever made.
-  template <typename Job>
-  void in_turn(const Job& job) const {
-    if (progress_) progress_->run(job); else job();
+  // `start` in issue order: directly while no asynchronous call was ever made.
+  template <typename Start>
+  void in_turn(const Issue& is, const Start& start) {
+    if (progress_) progress_->run(StartFn(start), is.lane, is.exclusive); else start(true);
   }
-  void run_on_device(const Program& prog, const void* send, void* recv, const Call& call);
+  void run_on_device(Lane& lane, const Program& prog, const void* send, void* recv, const Call& call);
   void check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
                        ReduceOp op, Algorithm algorithm) const;
   Algorithm choose(std::size_t count, DataType type, bool in_place);
   const Plan& cached_plan(std::size_t count, std::size_t elem, bool in_place) const;
-  const Program& program(Algorithm algorithm, std::size_t count, std::size_t elem, bool in_place);
+  std::shared_ptr<const Program> program(Algorithm algorithm, std::size_t count, std::size_t elem, bool in_place);
   // machine() with this communicator's nodes (nodes()) as its placement: what the model walks.
   const Machine& model_machine() const;
   Shape shape(std::size_t count, std::size_t elem) const;
 
-  // Declared first, destroyed last: after a failed call, peers may still write into it until
-  // the transport's shutdown has settled with them.
-  std::vector<std::byte> scratch_;
-  std::unique_ptr<Transport> transport_;
+  CpuReducer reducer_;
+  // The first over the engine's transport; the others made by issue() on the caller's thread
+  // (a fixed array: the progress thread reads the lanes while the caller adds one).
+  std::array<std::unique_ptr<Lane>, kLanes> lanes_;
+  std::size_t lane_count_ = 1;
+  LaneFactory more_lanes_;
   Options options_;
   MPI_Comm mpi_comm_;
+  MPI_Comm issue_comm_ = MPI_COMM_NULL;  // issue_comm()
+  std::size_t issued_ = 0;                // calls issued since the progress thread began
   mutable std::optional<Machine> machine_;  // found on first use without a topology file
   mutable std::string machine_source_;
   std::vector<int> nodes_;
   mutable std::optional<Machine> model_machine_;
-  CpuReducer reducer_;
-  Executor executor_;
-  // The device path: its memory, the staging transport over transport_, their executor, and
-  // device scratch. Made on the first call that passes device memory.
+  // The device path: its memory and device scratch (device calls run alone, one at a time),
+  // made on the first call that passes device memory; each lane has its staging.
   std::unique_ptr<DeviceMemory> device_;
   std::atomic<bool> device_looked_for_ = false;  // device() may run on the caller's thread and the progress thread
   std::mutex device_mutex_;
   std::string device_why_;  // why there is no device
   std::size_t piece_bytes_ = StagedTransport::kDefaultPieceBytes;
-  std::unique_ptr<StagedTransport> staged_;
-  std::unique_ptr<Executor> device_executor_;
   void* device_scratch_ = nullptr;
   std::unique_ptr<NcclBaseline> nccl_;  // made on the first nccl call
   std::size_t device_scratch_bytes_ = 0;
@@ -126,13 +172,17 @@ class Engine {
     const void* recv = nullptr;
     bool device = false;
   } last_kinds_;
-  bool broken_ = false;  // after a failed call the peers' state is unknown: refuse further calls
+  // After a failed call the peers' state is unknown: refuse further calls.
+  std::atomic<bool> broken_ = false;
 
   // The queue of asynchronous calls and its thread: made by the first one, destroyed first.
   std::unique_ptr<Progress> progress_;
 
   using ProgramKey = std::tuple<Algorithm, std::size_t, std::size_t, bool>;
-  std::map<ProgramKey, std::unique_ptr<Program>> programs_;
+  // Shared with the runs that use them: emptying the cache leaves runs in flight theirs.
+  std::map<ProgramKey, std::shared_ptr<const Program>> programs_;
+  // plan() on the caller's thread and Auto's choice where calls start both use the plans.
+  mutable std::mutex plans_mutex_;
   mutable std::map<std::tuple<std::size_t, std::size_t, bool>, Plan> plans_;  // (count, elem, in place) -> plan
   mutable std::size_t model_walks_ = 0;
   std::set<std::tuple<int, DataType, bool>> logged_classes_;
@@ -142,7 +192,7 @@ class Engine {
     std::size_t count = 0, elem = 0;
     bool in_place = false;
     Algorithm chosen = Algorithm::Auto;
-    const Program* program = nullptr;
+    std::shared_ptr<const Program> program;
   } last_;
 };
 

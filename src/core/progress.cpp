@@ -1,5 +1,6 @@
 #include "core/progress.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -9,20 +10,10 @@
 
 namespace arlab::detail {
 
-namespace {
-thread_local const std::atomic<int>* this_threads_waiters = nullptr;  // set by Progress::loop
-}  // namespace
+using Clock = std::chrono::steady_clock;
 
-const std::atomic<int>* progress_waiters() noexcept { return this_threads_waiters; }
-
-void AsyncOp::run() noexcept {
-  std::exception_ptr error;
-  try {
-    job_();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  job_ = nullptr;  // what it captured goes now, not with the last Request
+void AsyncOp::complete(std::exception_ptr error) noexcept {
+  start_ = nullptr;  // what it captured goes now, not with the last Request
   std::lock_guard lock(m_);
   error_ = error;
   done_ = true;
@@ -60,8 +51,8 @@ Progress::~Progress() {
   if (thread_.joinable()) thread_.join();  // after it has run the whole queue
 }
 
-std::shared_ptr<AsyncOp> Progress::enqueue(std::function<void()> job) {
-  auto op = std::make_shared<AsyncOp>(std::move(job), waiters_);
+std::shared_ptr<AsyncOp> Progress::enqueue(StartFn start, int lane, bool exclusive) {
+  auto op = std::make_shared<AsyncOp>(std::move(start), lane, exclusive, waiters_);
   {
     std::lock_guard lock(m_);
     queue_.push_back(op);
@@ -71,29 +62,117 @@ std::shared_ptr<AsyncOp> Progress::enqueue(std::function<void()> job) {
   return op;
 }
 
-void Progress::run(const std::function<void()>& job) {
+void Progress::run(const StartFn& start, int lane, bool exclusive) {
   {
     std::unique_lock lock(m_);
-    if (queue_.empty() && !busy_) {
-      busy_ = true;
+    if (queue_.empty() && !in_hand_ && !direct_) {
+      direct_ = true;
       lock.unlock();
       struct Release {
         Progress& p;
         ~Release() {
           {
             std::lock_guard lock(p.m_);
-            p.busy_ = false;
+            p.direct_ = false;
           }
           p.cv_.notify_all();
         }
       } release{*this};
-      job();
+      start(true);
       return;
     }
   }
-  auto op = enqueue([&job] { job(); });
+  auto op = enqueue([&start](bool to_end) { return start(to_end); }, lane, exclusive);
   op->wait();
   op->rethrow();
+}
+
+void Progress::admit(std::unique_lock<std::mutex>& lock) {
+  while (!queue_.empty() && !direct_) {
+    const AsyncOp& front = *queue_.front();
+    const bool lane_busy = std::any_of(active_.begin(), active_.end(),
+                                       [&](const Active& a) { return a.op->lane_ == front.lane_; });
+    if (front.exclusive_ ? !active_.empty() : lane_busy) return;  // the ones after it wait too
+    std::shared_ptr<AsyncOp> op = std::move(queue_.front());
+    queue_.pop_front();
+    in_hand_ = true;
+    lock.unlock();
+    std::unique_ptr<InFlight> run;
+    std::exception_ptr error;
+    try {
+      run = op->start_(false);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    if (run) {
+      active_.push_back({op, std::move(run), Clock::now()});
+    } else {
+      if (active_.empty()) in_hand_ = false;  // a blocking call after it may run directly
+      op->complete(error);
+    }
+  }
+}
+
+void Progress::end(std::size_t k, std::exception_ptr error) {
+  ended_.emplace_back(std::move(active_[k].op), error);
+  active_[k] = std::move(active_.back());
+  active_.pop_back();
+}
+
+bool Progress::advance_all() {
+  bool any = false;
+  for (std::size_t k = 0; k < active_.size();) {
+    InFlight& run = *active_[k].run;
+    bool finished = false;
+    try {
+      if (run.advance()) active_[k].moved = any = true;
+      finished = run.finished();
+    } catch (...) {
+      run.abandon();
+      end(k, std::current_exception());
+      continue;
+    }
+    if (!finished) {
+      ++k;
+      continue;
+    }
+    std::exception_ptr error;
+    try {
+      run.finish();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    end(k, error);
+  }
+  return any;
+}
+
+void Progress::check_timeouts(Clock::time_point now) {
+  for (std::size_t k = 0; k < active_.size();) {
+    Active& a = active_[k];
+    if (a.moved) a.since = now, a.moved = false;
+    const double waited = std::chrono::duration<double>(now - a.since).count();
+    if (waited <= a.run->timeout_s()) {
+      ++k;
+      continue;
+    }
+    try {
+      a.run->timed_out(waited);
+    } catch (...) {
+      a.run->abandon();
+      end(k, std::current_exception());
+    }
+  }
+}
+
+void Progress::report_ended() {
+  if (active_.empty()) {
+    std::lock_guard lock(m_);
+    in_hand_ = false;
+  }
+  for (auto& [op, error] : ended_) op->complete(error);
+  ended_.clear();
 }
 
 namespace {
@@ -122,20 +201,41 @@ void ask_for_short_slices() noexcept {
 }  // namespace
 
 void Progress::loop() {
-  this_threads_waiters = &waiters_;
   ask_for_short_slices();
+  unsigned idle = 0, rounds = 0;
+  Clock::time_point idle_since;
+  bool napping = false;  // idle_since holds the first nap of this idle stretch
   std::unique_lock lock(m_);
   for (;;) {
-    cv_.wait(lock, [&] { return (!queue_.empty() && !busy_) || (stop_ && queue_.empty()); });
-    if (queue_.empty()) return;  // stopping, nothing left
-    auto op = std::move(queue_.front());
-    queue_.pop_front();
-    busy_ = true;
+    admit(lock);
+    if (active_.empty()) {
+      in_hand_ = false;
+      cv_.notify_all();
+      if (stop_ && queue_.empty()) return;  // stopping, nothing left
+      cv_.wait(lock, [&] { return (!queue_.empty() && !direct_) || (stop_ && queue_.empty()); });
+      continue;
+    }
     lock.unlock();
-    op->run();
+    const bool moved = advance_all();
+    // While no caller waits: once nothing has moved for 64 rounds, give the core away by
+    // sleeping an eighth of the time waited so far (at most 200 us), so that the caller's
+    // computation runs meanwhile and this thread, waking from a sleep, is scheduled ahead of
+    // it (sched_yield would leave it behind the computation's whole time slice, milliseconds);
+    // it finds a completion late by at most an eighth of the wait. Otherwise it spins, and
+    // looks at the clock (the timeouts) only every 4096 rounds.
+    ++rounds;
+    idle = moved ? 0 : idle + 1;
+    if (moved) napping = false;
+    const bool nap = !moved && !active_.empty() && waiters_.load(std::memory_order_relaxed) == 0 && idle >= 64;
+    Clock::time_point now;
+    if (nap || rounds % 4096 == 0) check_timeouts(now = Clock::now());
+    if (!ended_.empty()) report_ended();
+    if (nap) {
+      if (!napping) idle_since = now, napping = true;
+      const double waited = std::chrono::duration<double>(now - idle_since).count();
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(waited / 8, 2e-6, 200e-6)));
+    }
     lock.lock();
-    busy_ = false;
-    cv_.notify_all();
   }
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <sstream>
 
 namespace arlab::detail {
@@ -28,82 +27,79 @@ char* Executor::address(const Region& r) const {
 }
 
 void Executor::run(const Program& program, const Buffers& buffers, const Call& call) {
+  begin(program, buffers, call);
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point idle_since;
+  unsigned idle = 0;
+  try {
+    while (!finished()) {
+      if (advance()) {
+        idle = 0;
+        continue;
+      }
+      // Spinning; the clock is read only every 4096 idle rounds.
+      if (++idle % 4096 != 0) continue;
+      const auto now = Clock::now();
+      if (idle == 4096) idle_since = now;
+      const double waited = std::chrono::duration<double>(now - idle_since).count();
+      if (waited > call.timeout_s) timed_out(waited);
+    }
+  } catch (...) {
+    abandon();  // a run that failed part-way leaves messages in flight
+    throw;
+  }
+  end();
+}
+
+void Executor::begin(const Program& program, const Buffers& buffers, const Call& call) {
   // Every rank starts a run for every call, even one with no steps, so that transports that
   // number calls stay in step.
   const Transport::Region regions[2] = {
       {buffers.output, call.count * call.elem_size},
       {buffers.scratch, program.schedule.scratch_count * call.elem_size}};
-  struct RunEnd {  // end_run on every way out, also when begin_run throws
-    Transport& t;
-    ~RunEnd() { t.end_run(); }
-  } run_end{transport_};
-  transport_.begin_run(std::span(regions, buffers.scratch && regions[1].bytes ? 2 : 1), call.signature);
-  const std::size_t n = program.size();
-  if (n == 0) return;
   prog_ = &program;
   buf_ = &buffers;
   call_ = &call;
-  waiting_.assign(program.dep_count.begin(), program.dep_count.end());
-  state_.assign(n, 0);
-  ready_.assign(program.roots.begin(), program.roots.end());
-  computing_.clear();
   done_ = 0;
-
   try {
-    loop(call.timeout_s);
+    transport_.begin_run(std::span(regions, buffers.scratch && regions[1].bytes ? 2 : 1), call.signature);
   } catch (...) {
-    // A run that failed part-way leaves messages in flight: abandon them.
-    transport_.cancel_all();
+    transport_.end_run();
+    done_ = program.size();
     throw;
   }
+  waiting_.assign(program.dep_count.begin(), program.dep_count.end());
+  state_.assign(program.size(), 0);
+  ready_.assign(program.roots.begin(), program.roots.end());
+  computing_.clear();
 }
 
-void Executor::loop(double timeout_s) {
-  const std::size_t n = prog_->size();
-  using Clock = std::chrono::steady_clock;
-  auto last_progress = Clock::now();
-  unsigned idle = 0;
-  bool timing = false;  // last_progress holds the start of this idle stretch
-  while (done_ < n) {
-    const std::size_t before = done_;
-    while (!ready_.empty()) {
-      const auto i = ready_.back();
-      ready_.pop_back();
-      start(i);
-    }
-    completed_.clear();
-    transport_.poll(completed_);
-    for (auto req : completed_) complete(static_cast<std::uint32_t>(step_of_request_[req]));
-    for (std::size_t k = 0; k < computing_.size();) {
-      if (reducer_.done(computing_[k].first)) {
-        const auto i = computing_[k].second;
-        computing_[k] = computing_.back();
-        computing_.pop_back();
-        complete(i);
-      } else {
-        ++k;
-      }
-    }
-    if (done_ != before) {
-      idle = 0;
-      timing = false;
-      continue;
-    }
-    // Beside the caller's computation (Call::callers_waiting, none waiting): once nothing has
-    // moved for 64 polls, give the core away by sleeping an eighth of the time waited so far
-    // (at most 200 us), so that the computation runs meanwhile and this thread, waking from a
-    // sleep, is scheduled ahead of it (sched_yield would leave it behind the computation's
-    // whole time slice, milliseconds); it finds a completion late by at most an eighth of the
-    // wait. Otherwise it spins, and looks at the clock only every 4096 idle polls.
-    ++idle;
-    const bool beside = call_->callers_waiting && call_->callers_waiting->load(std::memory_order_relaxed) == 0;
-    if (beside ? idle < 64 : idle % 4096 != 0) continue;
-    const auto now = Clock::now();
-    if (!timing) last_progress = now, timing = true;
-    const double waited = std::chrono::duration<double>(now - last_progress).count();
-    if (waited > timeout_s) timed_out(waited);
-    if (beside) std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(waited / 8, 2e-6, 200e-6)));
+void Executor::abandon() noexcept {
+  transport_.cancel_all();
+  transport_.end_run();
+}
+
+bool Executor::advance() {
+  const std::size_t before = done_;
+  while (!ready_.empty()) {
+    const auto i = ready_.back();
+    ready_.pop_back();
+    start(i);
   }
+  completed_.clear();
+  transport_.poll(completed_);
+  for (auto req : completed_) complete(static_cast<std::uint32_t>(step_of_request_[req]));
+  for (std::size_t k = 0; k < computing_.size();) {
+    if (reducer_.done(computing_[k].first)) {
+      const auto i = computing_[k].second;
+      computing_[k] = computing_.back();
+      computing_.pop_back();
+      complete(i);
+    } else {
+      ++k;
+    }
+  }
+  return done_ != before;
 }
 
 void Executor::start(std::uint32_t i) {
@@ -142,7 +138,7 @@ void Executor::complete(std::uint32_t i) {
     if (--waiting_[p.dependents[k]] == 0) ready_.push_back(p.dependents[k]);
 }
 
-void Executor::timed_out(double waited_s) {
+void Executor::timed_out(double waited_s) const {
   // Name the first message still outstanding, preferring a receive: that peer is silent.
   long culprit = -1;
   for (std::size_t i = 0; i < prog_->size(); ++i) {

@@ -32,27 +32,34 @@ struct Call {
   std::size_t elem_size;
   double timeout_s;
   std::uint32_t signature;  // call_signature of algorithm, count, type, user_op
-  // On a thread that runs the call beside the caller's own computation (a communicator's
-  // progress thread): how many threads wait for it. While none does, the executor sleeps in
-  // short naps when nothing completes, so that the computation keeps the CPU when threads
-  // outnumber the cores; once a caller waits, it spins, as a blocking call does (nullptr).
-  const std::atomic<int>* callers_waiting = nullptr;
 };
 
 class Executor {
  public:
   Executor(Transport& transport, Reducer& reducer) : transport_(transport), reducer_(reducer) {}
 
-  // Runs `program` to its end. Throws Error(Timeout) naming the peer when nothing has
-  // completed for `call.timeout_s` seconds. A run that throws has abandoned the transport's
-  // requests (cancel_all) before it returns.
+  // Runs `program` to its end, spinning on the transport. Throws Error(Timeout) naming the
+  // peer when nothing has completed for `call.timeout_s` seconds. A run that throws has
+  // abandoned the transport's requests (cancel_all) before it returns.
   void run(const Program& program, const Buffers& buffers, const Call& call);
 
+  // The same run in pieces, for a thread that advances several runs (on several transports)
+  // in turn: begin, advance until finished, then end; or abandon, once anything threw.
+  // `program`, `buffers` and `call` must outlive the run.
+  void begin(const Program& program, const Buffers& buffers, const Call& call);
+  bool finished() const { return done_ == prog_->size(); }
+  // One round: starts what is ready, polls the transport once, collects finished reductions.
+  // Whether any step completed.
+  bool advance();
+  void end() noexcept { transport_.end_run(); }
+  void abandon() noexcept;  // cancel_all, then end_run
+  // Error(Timeout) naming the peer that the oldest outstanding step waits for.
+  [[noreturn]] void timed_out(double waited_s) const;
+  const Call& call() const { return *call_; }
+
  private:
-  void loop(double timeout_s);
   void start(std::uint32_t i);
   void complete(std::uint32_t i);
-  [[noreturn]] void timed_out(double waited_s);
   char* address(const Region& r) const;
 
   Transport& transport_;

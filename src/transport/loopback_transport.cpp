@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,6 +54,13 @@ class LoopbackWorld {
     (is_send ? sends_ : recvs_).push_back(op);
   }
 
+  std::shared_ptr<LoopbackWorld> sibling(int k) {
+    std::lock_guard lock(mu_);
+    auto& w = siblings_[k];
+    if (!w) w = std::make_shared<LoopbackWorld>(nranks);
+    return w;
+  }
+
   void forget(Slot* slot) {
     std::lock_guard lock(mu_);
     sends_.remove_if([&](const Pending& p) { return p.slot == slot; });
@@ -62,6 +70,7 @@ class LoopbackWorld {
  private:
   std::mutex mu_;
   std::list<Pending> sends_, recvs_;
+  std::map<int, std::shared_ptr<LoopbackWorld>> siblings_;
 };
 
 namespace {
@@ -139,6 +148,10 @@ std::shared_ptr<LoopbackWorld> make_loopback_world(int nranks) {
 
 std::unique_ptr<Transport> make_loopback_transport(std::shared_ptr<LoopbackWorld> world, int rank) {
   return std::make_unique<LoopbackTransport>(std::move(world), rank);
+}
+
+std::shared_ptr<LoopbackWorld> loopback_sibling(const std::shared_ptr<LoopbackWorld>& world, int k) {
+  return world->sibling(k);
 }
 
 }  // namespace arlab::detail

@@ -22,6 +22,13 @@ inline Options loopback_options(std::size_t chunk) {
   return o;
 }
 
+// Rank r's lanes after the first: loopback worlds beside `world`, the k-th the same on every rank.
+inline detail::LaneFactory loopback_lanes(const std::shared_ptr<detail::LoopbackWorld>& world, int r) {
+  return [world, r, made = 0](MPI_Comm) mutable {
+    return detail::make_loopback_transport(detail::loopback_sibling(world, ++made), r);
+  };
+}
+
 inline void on_threads(int p, const Options& options, const std::function<void(detail::Engine&, int)>& body) {
   auto world = detail::make_loopback_world(p);
   std::vector<std::thread> threads;
@@ -29,7 +36,8 @@ inline void on_threads(int p, const Options& options, const std::function<void(d
   for (int r = 0; r < p; ++r)
     threads.emplace_back([&, r] {
       try {
-        detail::Engine engine(detail::make_loopback_transport(world, r), options.resolved(), MPI_COMM_NULL);
+        detail::Engine engine(detail::make_loopback_transport(world, r), options.resolved(), MPI_COMM_NULL,
+                              loopback_lanes(world, r));
         body(engine, r);
       } catch (...) {
         errors[r] = std::current_exception();

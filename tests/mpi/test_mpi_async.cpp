@@ -143,6 +143,41 @@ TEST(Async, RequestsOnSeveralCommunicatorsBesideTheCallersOwnMpi) {
   MPI_Comm_free(&reversed);
 }
 
+TEST(Async, ASmallCallIssuedAfterALargeOneFinishesFirstOverEveryTransport) {
+  // Collectives in flight together on one communicator: a small call issued after a large one
+  // is done while the large one is still moving. One at a time, it never could be. Tried three
+  // times per transport (every rank the same calls), it must happen at least once on every rank.
+  if (single_threaded_mpi()) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
+  for (TransportKind t : {TransportKind::Mpi, TransportKind::Ucx, TransportKind::UcxRma}) {
+    if (!arlab::transport_available(t)) continue;
+    arlab::Options o;
+    o.transport = t;
+    arlab::Communicator comm(MPI_COMM_WORLD, o);
+    const int p = comm.size();
+    int overtaken = 0;
+    bool ok = true;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      std::vector<float> large(std::size_t{4} << 20);  // 16 MiB
+      for (std::size_t k = 0; k < large.size(); ++k) large[k] = static_cast<float>((k + comm.rank()) % 31);
+      std::int64_t small[3] = {comm.rank(), -comm.rank(), 7};
+      auto a = comm.allreduce_async(large.data(), large.data(), large.size(), DataType::Float32, ReduceOp::Sum,
+                                    Algorithm::Ring);
+      auto b = comm.allreduce_async(small, small, 3, DataType::Int64, ReduceOp::Max, Algorithm::RecursiveDoubling);
+      b.wait();
+      overtaken += !a.test();
+      a.wait();
+      ok &= small[0] == p - 1 && small[1] == 0 && small[2] == 7;
+      for (std::size_t k = 0; k < large.size(); k += 4093) {
+        float want = 0;
+        for (int r = 0; r < p; ++r) want += static_cast<float>((k + r) % 31);
+        ok &= large[k] == want;
+      }
+    }
+    EXPECT_TRUE(everywhere(ok)) << arlab::to_string(t);
+    EXPECT_GT(overtaken, 0) << arlab::to_string(t) << " rank " << comm.rank();
+  }
+}
+
 TEST(Async, BlockingCallsTakeTheirTurnAmongQueuedOnes) {
   if (single_threaded_mpi()) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
   arlab::Communicator comm(MPI_COMM_WORLD);

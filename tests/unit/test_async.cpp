@@ -6,11 +6,14 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <algorithm>
+#include <mutex>
 
 #include "common/loopback_ranks.hpp"
 #include "common/reference.hpp"
 #include "core/engine.hpp"
 #include "core/progress.hpp"
+#include "transport/loopback_transport.hpp"
 
 namespace arlab::detail {
 namespace {
@@ -87,6 +90,83 @@ TEST(Async, QueuedCallsInterleavedWithBlockingOnesAreExact) {
   }
 }
 
+// A transport whose completions are held back until the gate opens.
+class GatedTransport final : public Transport {
+ public:
+  GatedTransport(std::unique_ptr<Transport> inner, const std::atomic<bool>& open)
+      : inner_(std::move(inner)), open_(open) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::string name() const override { return "gated " + inner_->name(); }
+  void begin_run(std::span<const Region> regions, std::uint32_t signature) override {
+    inner_->begin_run(regions, signature);
+  }
+  void end_run() noexcept override { inner_->end_run(); }
+  Request isend(int peer, int tag, const void* buf, std::size_t bytes) override {
+    return inner_->isend(peer, tag, buf, bytes);
+  }
+  Request irecv(int peer, int tag, void* buf, std::size_t bytes) override {
+    return inner_->irecv(peer, tag, buf, bytes);
+  }
+  void poll(std::vector<Request>& done) override {
+    if (open_.load()) inner_->poll(done);
+  }
+  void cancel_all() override { inner_->cancel_all(); }
+
+ private:
+  std::unique_ptr<Transport> inner_;
+  const std::atomic<bool>& open_;
+};
+
+TEST(Async, ACallFinishesWhileTheOneIssuedBeforeItCannot) {
+  // Collectives in flight together, each on its lane: rank 0's first lane is held shut (its
+  // completions withheld), so the call on it cannot finish; the call issued after it, on the
+  // next lane, must finish all the same. Run one at a time, it would wait for good (and fail
+  // by the timeout).
+  for (int p : {2, 3}) {
+    auto world = make_loopback_world(p);
+    std::atomic<bool> open = true;
+    std::vector<std::string> failures(p);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < p; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          std::unique_ptr<Transport> t = make_loopback_transport(world, r);
+          if (r == 0) t = std::make_unique<GatedTransport>(std::move(t), open);
+          Engine engine(std::move(t), test_options(10).resolved(), MPI_COMM_NULL, arlab::test::loopback_lanes(world, r));
+          std::vector<std::vector<std::byte>> warm;  // every lane made: the next call is on the first
+          std::vector<std::shared_ptr<AsyncOp>> ops;
+          for (int i = 0; i < Engine::kLanes; ++i) warm.push_back(fill(DataType::Int32, 100, r, ReduceOp::Sum));
+          for (auto& w : warm)
+            ops.push_back(engine.allreduce_async(w.data(), w.data(), 100, DataType::Int32, ReduceOp::Sum, Algorithm::Ring));
+          for (auto& op : ops) op->wait();
+          if (engine.lanes() != static_cast<std::size_t>(Engine::kLanes)) failures[r] = "lanes " + std::to_string(engine.lanes());
+          if (r == 0) open = false;
+          auto large = fill(DataType::Float32, 100000, r, ReduceOp::Sum);
+          auto small = fill(DataType::Int64, 3, r, ReduceOp::Max);
+          auto a = engine.allreduce_async(large.data(), large.data(), large.size() / 4, DataType::Float32,
+                                          ReduceOp::Sum, Algorithm::Ring);
+          auto b = engine.allreduce_async(small.data(), small.data(), 3, DataType::Int64, ReduceOp::Max,
+                                          Algorithm::RecursiveDoubling);
+          b->wait();
+          b->rethrow();
+          if (small != reference(DataType::Int64, 3, p, ReduceOp::Max)) failures[r] = "small call wrong";
+          if (r == 0) {
+            if (a->done()) failures[r] = "the call on the shut lane finished";
+            open = true;
+          }
+          a->wait();
+          a->rethrow();
+          if (large != reference(DataType::Float32, 100000, p, ReduceOp::Sum)) failures[r] = "large call wrong";
+        } catch (const std::exception& e) {
+          failures[r] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < p; ++r) EXPECT_EQ(failures[r], "") << "p=" << p << " rank " << r;
+  }
+}
+
 TEST(Async, TestTurnsTrueWithoutWait) {
   on_threads(2, test_options(), [&](Engine& engine, int rank) {
     auto data = fill(DataType::Float32, 100000, rank, ReduceOp::Sum);
@@ -113,8 +193,9 @@ TEST(Async, BadArgumentsFailAtIssue) {
 }
 
 TEST(Async, AFailureReachesWaitAndFailsTheCallsAfterIt) {
-  // Rank 1 never joins: rank 0's call times out on the progress thread; wait() rethrows it,
-  // and the call queued behind it fails too, saying why.
+  // Rank 1 never joins: rank 0's call times out on the progress thread; wait() rethrows it.
+  // The call in flight beside it (another lane) times out too, and a call issued after the
+  // failure fails at once, saying why.
   on_threads(2, test_options(1), [&](Engine& engine, int rank) {
     if (rank == 1) return;
     std::vector<float> a(1000, 1.0f), b(1000, 1.0f);
@@ -131,6 +212,14 @@ TEST(Async, AFailureReachesWaitAndFailsTheCallsAfterIt) {
     second->wait();
     try {
       second->rethrow();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Error::Code::Timeout) << e.what();
+    }
+    auto third = engine.allreduce_async(b.data(), b.data(), b.size(), DataType::Float32, ReduceOp::Sum, Algorithm::Ring);
+    third->wait();
+    try {
+      third->rethrow();
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("an earlier call on this communicator failed"), std::string::npos) << e.what();
@@ -182,22 +271,121 @@ TEST(Async, ADestroyedEngineRunsWhatIsQueuedFirst) {
   }
 }
 
-TEST(Progress, RunsJobsInIssueOrderAndBlockingOnesInTheirTurn) {
+// A collective in flight for the Progress tests: finishes once `needs` other rounds have
+// been counted in `rounds` (the progress of the runs it waits for), logging when it starts
+// and ends.
+struct FakeRun final : InFlight {
+  FakeRun(std::vector<std::string>& log, std::mutex& m, std::string name, std::atomic<int>& rounds, int needs)
+      : log_(log), m_(m), name_(std::move(name)), rounds_(rounds), needs_(needs) {
+    std::lock_guard lock(m_);
+    log_.push_back("start " + name_);
+  }
+  bool advance() override {  // moves while the others do: alone, it times out
+    ++own_;
+    ++rounds_;
+    const int others = rounds_ - own_;
+    const bool moved = others != seen_ || own_ == 1;
+    seen_ = others;
+    return moved;
+  }
+  bool finished() const override { return rounds_ - own_ >= needs_; }
+  void finish() override {
+    std::lock_guard lock(m_);
+    log_.push_back("end " + name_);
+  }
+  void abandon() noexcept override {}
+  double timeout_s() const override { return 5; }
+  [[noreturn]] void timed_out(double) const override { throw Error(Error::Code::Timeout, name_); }
+  std::vector<std::string>& log_;
+  std::mutex& m_;
+  std::string name_;
+  std::atomic<int>& rounds_;
+  int needs_, own_ = 0, seen_ = -1;
+};
+
+TEST(Progress, RunsLanesTogetherOneAtATimePerLaneAndExclusiveOnesAlone) {
   Progress progress;
-  std::vector<int> order;  // written by one job at a time
+  std::vector<std::string> log;
+  std::mutex m;
+  std::atomic<int> rounds = 0;
+  auto job = [&](std::string name, int needs) -> StartFn {
+    return [&, name, needs](bool) { return std::make_unique<FakeRun>(log, m, name, rounds, needs); };
+  };
+  // a (lane 0) and b (lane 1) each finish only after the other has advanced: they must be in
+  // flight together. c waits for a (same lane); x (exclusive) for everything before it.
   std::vector<std::shared_ptr<AsyncOp>> ops;
-  for (int i = 0; i < 5; ++i)
-    ops.push_back(progress.enqueue([&order, i] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      order.push_back(i);
-    }));
-  progress.run([&] { order.push_back(100); });  // after the five queued before it
-  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 100}));
-  EXPECT_THROW(progress.run([] { throw Error(Error::Code::Internal, "x"); }), Error);
-  auto failed = progress.enqueue([] { throw Error(Error::Code::Timeout, "late"); });
+  ops.push_back(progress.enqueue(job("a", 5), 0, false));
+  ops.push_back(progress.enqueue(job("b", 5), 1, false));
+  ops.push_back(progress.enqueue(job("c", 0), 0, false));
+  ops.push_back(progress.enqueue(
+      [&](bool to_end) -> std::unique_ptr<InFlight> {
+        EXPECT_FALSE(to_end);
+        std::lock_guard lock(m);
+        log.push_back("x alone");
+        return nullptr;
+      },
+      2, true));
+  std::vector<std::string> direct;
+  progress.run([&](bool to_end) -> std::unique_ptr<InFlight> {  // after everything before it
+    direct.push_back(to_end ? "to end" : "queued");
+    return to_end ? nullptr : std::make_unique<FakeRun>(log, m, "d", rounds, 0);
+  }, 3, false);
+  for (auto& op : ops) {
+    EXPECT_TRUE(op->done());
+    EXPECT_NO_THROW(op->rethrow());
+  }
+  const auto at = [&](const std::string& entry) { return std::find(log.begin(), log.end(), entry) - log.begin(); };
+  ASSERT_EQ(log.size(), 9u) << testing::PrintToString(log);
+  EXPECT_LT(at("start b"), at("end a"));
+  EXPECT_LT(at("start a"), at("end b"));
+  EXPECT_GT(at("start c"), at("end a"));
+  EXPECT_GT(at("x alone"), at("end b"));
+  EXPECT_GT(at("x alone"), at("end c"));
+  EXPECT_GT(at("start d"), at("x alone"));
+  EXPECT_EQ(direct, std::vector<std::string>{"queued"});
+
+  // Nothing queued or in flight: a blocking call runs on its caller's thread, to its end.
+  direct.clear();
+  progress.run([&](bool to_end) -> std::unique_ptr<InFlight> {
+    direct.push_back(to_end ? "to end" : "queued");
+    return nullptr;
+  }, 0, false);
+  EXPECT_EQ(direct, std::vector<std::string>{"to end"});
+  EXPECT_THROW(progress.run([](bool) -> std::unique_ptr<InFlight> { throw Error(Error::Code::Internal, "x"); }, 0,
+                            false),
+               Error);
+  auto failed = progress.enqueue([](bool) -> std::unique_ptr<InFlight> { throw Error(Error::Code::Timeout, "late"); },
+                                 1, false);
   failed->wait();
   EXPECT_THROW(failed->rethrow(), Error);
-  for (auto& op : ops) EXPECT_TRUE(op->done());
+}
+
+TEST(Progress, ARunThatNeverMovesTimesOutAndTheOthersGoOn) {
+  Progress progress;
+  std::vector<std::string> log;
+  std::mutex m;
+  std::atomic<int> rounds = 0;
+  struct Stuck final : InFlight {
+    bool advance() override { return false; }
+    bool finished() const override { return false; }
+    void finish() override {}
+    void abandon() noexcept override { abandoned = true; }
+    double timeout_s() const override { return 0.2; }
+    [[noreturn]] void timed_out(double) const override { throw Error(Error::Code::Timeout, "stuck"); }
+    bool& abandoned;
+    explicit Stuck(bool& a) : abandoned(a) {}
+  };
+  bool abandoned = false;
+  auto stuck = progress.enqueue([&](bool) -> std::unique_ptr<InFlight> { return std::make_unique<Stuck>(abandoned); },
+                                0, false);
+  auto fine = progress.enqueue(
+      [&](bool) -> std::unique_ptr<InFlight> { return std::make_unique<FakeRun>(log, m, "fine", rounds, 0); }, 1,
+      false);
+  fine->wait();
+  EXPECT_NO_THROW(fine->rethrow());
+  stuck->wait();
+  EXPECT_THROW(stuck->rethrow(), Error);
+  EXPECT_TRUE(abandoned);
 }
 
 }  // namespace
