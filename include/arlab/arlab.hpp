@@ -90,6 +90,9 @@ struct Options {
   // Unset: a topology file's placement, else the ranks that share memory
   // (MPI_COMM_TYPE_SHARED).
   std::optional<int> ranks_per_node;
+  // Collectives of one communicator that run at once (allreduce_async), each on a transport
+  // of its own, 1 to 8 (default 4; ARLAB_MAX_IN_FLIGHT); 1 runs them one at a time.
+  std::optional<int> max_in_flight;
 
   // The options with every unset field filled from the environment and the defaults.
   Options resolved() const;
@@ -176,9 +179,10 @@ class Communicator {
   // here (Error at once); what fails later (a timeout, a peer's other arguments) is rethrown
   // by wait(), and fails every call issued after it. Collectives start in the order they were
   // issued, blocking and asynchronous alike, so every rank must issue them in the same order
-  // (as in MPI); up to 4 run at once, each on a transport of its own over a duplicate of the
-  // communicator (made when first needed), call n on the (n mod 4)-th, so their messages never
-  // meet. Any number may be outstanding, with the scratch memory of at most 4. Calls with the
+  // (as in MPI); up to Options::max_in_flight (m, default 4) run at once, each on a transport
+  // of its own over a duplicate of the communicator (made when first needed), call n on the
+  // (n mod m)-th, so their messages never meet. Any number may be outstanding, with the
+  // scratch memory of at most m. Calls with the
   // mpi or nccl baseline, or with device buffers, run alone once those before them are done.
   // Destroying the communicator first runs what is still queued.
   // The thread calls MPI (the MPI transport, MPI_Allreduce, calibration), so MPI must be

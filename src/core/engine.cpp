@@ -249,7 +249,7 @@ Engine::Issue Engine::issue(const void* send, const void* recv, Algorithm algori
   is.exclusive = is.device || resolved == Algorithm::Mpi || resolved == Algorithm::Nccl;
   if (resolved == Algorithm::Auto || resolved == Algorithm::Hierarchical) model_machine();
   if (progress_ && more_lanes_) {
-    is.lane = static_cast<int>(issued_++ % kLanes);
+    is.lane = static_cast<int>(issued_++ % static_cast<std::size_t>(*options_.max_in_flight));
     while (lane_count_ <= static_cast<std::size_t>(is.lane)) {
       MPI_Comm comm = MPI_COMM_NULL;
       if (issue_comm() != MPI_COMM_NULL && MPI_Comm_dup(issue_comm(), &comm) != MPI_SUCCESS)

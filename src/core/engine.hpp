@@ -41,9 +41,9 @@ using LaneFactory = std::function<std::unique_ptr<Transport>(MPI_Comm comm)>;
 
 class Engine {
  public:
-  // Collectives in flight at once on one communicator, at most: each lane holds a transport,
-  // its scratch memory, and one collective at a time.
-  static constexpr int kLanes = 4;
+  // Collectives in flight at once on one communicator, at most (Options::max_in_flight, 1 to
+  // this): each lane holds a transport, its scratch memory, and one collective at a time.
+  static constexpr int kMaxLanes = 8;
 
   ~Engine();
   // `options` resolved. `mpi_comm` serves the "mpi" baseline; MPI_COMM_NULL where there is none.
@@ -146,7 +146,7 @@ class Engine {
   CpuReducer reducer_;
   // The first over the engine's transport; the others made by issue() on the caller's thread
   // (a fixed array: the progress thread reads the lanes while the caller adds one).
-  std::array<std::unique_ptr<Lane>, kLanes> lanes_;
+  std::array<std::unique_ptr<Lane>, kMaxLanes> lanes_;
   std::size_t lane_count_ = 1;
   LaneFactory more_lanes_;
   Options options_;

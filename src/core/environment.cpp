@@ -9,7 +9,7 @@
 
 namespace arlab::detail {
 
-const Knob kKnobs[9] = {
+const Knob kKnobs[10] = {
     {"ARLAB_ALGO", "algorithm used where a call asks for auto", "auto"},
     {"ARLAB_TRANSPORT", "mpi | ucx | ucx-rma", "mpi"},
     {"ARLAB_CHUNK_BYTES", "pipelining unit in bytes (K/M/G suffixes)", "256K"},
@@ -21,6 +21,7 @@ const Knob kKnobs[9] = {
     {"ARLAB_CACHE_DIR", "where calibrations are cached", "$XDG_CACHE_HOME/arlab, else ~/.cache/arlab"},
     {"ARLAB_RANKS_PER_NODE", "nodes as consecutive groups of K ranks (hierarchical, the model's placement)",
      "the topology's placement, else the ranks sharing memory"},
+    {"ARLAB_MAX_IN_FLIGHT", "collectives of one communicator running at once (1-8; 1: one at a time)", "4"},
 };
 
 std::optional<std::string> env(const char* name) {
@@ -114,6 +115,19 @@ Options Options::resolved() const {
       o.ranks_per_node = v;
     }
   }
+  if (!o.max_in_flight) {
+    o.max_in_flight = 4;
+    if (auto k = env("ARLAB_MAX_IN_FLIGHT")) {
+      int v = 0;
+      auto [end, ec] = std::from_chars(k->data(), k->data() + k->size(), v);
+      if (ec != std::errc{} || end != k->data() + k->size() || v < 1 || v > 8)
+        throw Error(Error::Code::InvalidArgument,
+                    "bad ARLAB_MAX_IN_FLIGHT '" + *k + "': expected a whole number from 1 to 8");
+      o.max_in_flight = v;
+    }
+  }
+  if (*o.max_in_flight < 1 || *o.max_in_flight > 8)
+    throw Error(Error::Code::InvalidArgument, "Options::max_in_flight must be from 1 to 8");
   if (o.ranks_per_node && *o.ranks_per_node < 1)
     throw Error(Error::Code::InvalidArgument, "Options::ranks_per_node must be at least 1");
   if (*o.timeout_s <= 0)

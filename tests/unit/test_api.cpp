@@ -74,6 +74,19 @@ TEST(Api, OptionsFromEnvironment) {
   EXPECT_EQ(*o.algorithm, Algorithm::Auto);
   EXPECT_EQ(*o.chunk_bytes, 256u << 10);
   EXPECT_DOUBLE_EQ(*o.timeout_s, 300);
+  EXPECT_EQ(*o.max_in_flight, 4);
+  setenv("ARLAB_MAX_IN_FLIGHT", "1", 1);
+  EXPECT_EQ(*Options{}.resolved().max_in_flight, 1);
+  for (const char* bad : {"0", "9", "two", "2x"}) {
+    setenv("ARLAB_MAX_IN_FLIGHT", bad, 1);
+    EXPECT_THROW(Options{}.resolved(), Error) << bad;
+  }
+  Options in_code;
+  in_code.max_in_flight = 2;  // wins over the (bad) variable
+  EXPECT_EQ(*in_code.resolved().max_in_flight, 2);
+  unsetenv("ARLAB_MAX_IN_FLIGHT");
+  in_code.max_in_flight = 9;
+  EXPECT_THROW(in_code.resolved(), Error);
 }
 
 // Every field in the same order: set in code wins, the variable fills an unset field, the

@@ -136,11 +136,11 @@ TEST(Async, ACallFinishesWhileTheOneIssuedBeforeItCannot) {
           Engine engine(std::move(t), test_options(10).resolved(), MPI_COMM_NULL, arlab::test::loopback_lanes(world, r));
           std::vector<std::vector<std::byte>> warm;  // every lane made: the next call is on the first
           std::vector<std::shared_ptr<AsyncOp>> ops;
-          for (int i = 0; i < Engine::kLanes; ++i) warm.push_back(fill(DataType::Int32, 100, r, ReduceOp::Sum));
+          for (int i = 0; i < 4; ++i) warm.push_back(fill(DataType::Int32, 100, r, ReduceOp::Sum));
           for (auto& w : warm)
             ops.push_back(engine.allreduce_async(w.data(), w.data(), 100, DataType::Int32, ReduceOp::Sum, Algorithm::Ring));
           for (auto& op : ops) op->wait();
-          if (engine.lanes() != static_cast<std::size_t>(Engine::kLanes)) failures[r] = "lanes " + std::to_string(engine.lanes());
+          if (engine.lanes() != 4) failures[r] = "lanes " + std::to_string(engine.lanes());
           if (r == 0) open = false;
           auto large = fill(DataType::Float32, 100000, r, ReduceOp::Sum);
           auto small = fill(DataType::Int64, 3, r, ReduceOp::Max);
@@ -163,6 +163,33 @@ TEST(Async, ACallFinishesWhileTheOneIssuedBeforeItCannot) {
         }
       });
     for (auto& t : threads) t.join();
+    for (int r = 0; r < p; ++r) EXPECT_EQ(failures[r], "") << "p=" << p << " rank " << r;
+  }
+}
+
+TEST(Async, OneInFlightRunsTheCallsOneAtATimeOnOneTransport) {
+  Options o = test_options();
+  o.max_in_flight = 1;
+  for (int p : {2, 3}) {
+    std::vector<std::string> failures(p);
+    on_threads(p, o, [&](Engine& engine, int rank) {
+      std::vector<Buffers2> bufs;
+      std::vector<std::shared_ptr<AsyncOp>> ops;
+      bufs.reserve(10);
+      for (int i = 0; i < 10; ++i) {
+        const CallSpec s = spec(i, p);
+        bufs.push_back(inputs(s, rank));
+        ops.push_back(engine.allreduce_async(bufs[i].send.data(), bufs[i].out(), s.count, s.type, s.op, s.algorithm));
+      }
+      for (int i = 0; i < 10; ++i) {
+        ops[i]->wait();
+        ops[i]->rethrow();
+        const CallSpec s = spec(i, p);
+        if (std::memcmp(bufs[i].out(), reference(s.type, s.count, p, s.op).data(), s.count * size_of(s.type)) != 0)
+          failures[rank] = "call " + std::to_string(i);
+      }
+      if (engine.lanes() != 1) failures[rank] = "lanes " + std::to_string(engine.lanes());
+    });
     for (int r = 0; r < p; ++r) EXPECT_EQ(failures[r], "") << "p=" << p << " rank " << r;
   }
 }
