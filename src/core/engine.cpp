@@ -251,13 +251,18 @@ Engine::Issue Engine::issue(const void* send, const void* recv, Algorithm algori
   if (progress_ && more_lanes_) {
     is.lane = static_cast<int>(issued_++ % static_cast<std::size_t>(*options_.max_in_flight));
     while (lane_count_ <= static_cast<std::size_t>(is.lane)) {
+      // A rank without the lane would put its later calls on other lanes than its peers:
+      // after a failure here the communicator refuses further calls.
       MPI_Comm comm = MPI_COMM_NULL;
-      if (issue_comm() != MPI_COMM_NULL && MPI_Comm_dup(issue_comm(), &comm) != MPI_SUCCESS)
+      if (issue_comm() != MPI_COMM_NULL && MPI_Comm_dup(issue_comm(), &comm) != MPI_SUCCESS) {
+        broken_ = true;
         throw Error(Error::Code::Transport, "arlab: MPI_Comm_dup failed making a lane for a collective in flight");
+      }
       try {
         lanes_[lane_count_] = std::make_unique<Lane>(comm, comm != MPI_COMM_NULL, more_lanes_(comm), reducer_);
         ++lane_count_;
       } catch (...) {
+        broken_ = true;
         if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
         throw;
       }
