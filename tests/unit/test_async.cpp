@@ -298,24 +298,24 @@ TEST(Async, ADestroyedEngineRunsWhatIsQueuedFirst) {
   }
 }
 
-// A collective in flight for the Progress tests: finishes once `needs` other rounds have
-// been counted in `rounds` (the progress of the runs it waits for), logging when it starts
-// and ends.
+// A collective in flight for the Progress tests: finishes once `needs` rounds of the other
+// runs have been counted in `rounds` since it started (the progress of the runs it waits
+// for), logging when it starts and ends.
 struct FakeRun final : InFlight {
   FakeRun(std::vector<std::string>& log, std::mutex& m, std::string name, std::atomic<int>& rounds, int needs)
-      : log_(log), m_(m), name_(std::move(name)), rounds_(rounds), needs_(needs) {
+      : log_(log), m_(m), name_(std::move(name)), rounds_(rounds), needs_(needs), start_(rounds.load()) {
     std::lock_guard lock(m_);
     log_.push_back("start " + name_);
   }
   bool advance() override {  // moves while the others do: alone, it times out
     ++own_;
     ++rounds_;
-    const int others = rounds_ - own_;
+    const int others = rounds_ - start_ - own_;
     const bool moved = others != seen_ || own_ == 1;
     seen_ = others;
     return moved;
   }
-  bool finished() const override { return rounds_ - own_ >= needs_; }
+  bool finished() const override { return rounds_ - start_ - own_ >= needs_; }
   void finish() override {
     std::lock_guard lock(m_);
     log_.push_back("end " + name_);
@@ -327,7 +327,7 @@ struct FakeRun final : InFlight {
   std::mutex& m_;
   std::string name_;
   std::atomic<int>& rounds_;
-  int needs_, own_ = 0, seen_ = -1;
+  int needs_, start_, own_ = 0, seen_ = -1;
 };
 
 TEST(Progress, RunsLanesTogetherOneAtATimePerLaneAndExclusiveOnesAlone) {
