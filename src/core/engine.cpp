@@ -224,8 +224,7 @@ class Engine::HostRun final : public InFlight {
   bool finished() const override { return lane_.executor.finished(); }
   void finish() override {
     lane_.executor.end();
-    if (call_.user_op == ReduceOp::Avg && engine_.size() > 1)
-      engine_.reducer_.divide(call_.type, buffers_.output, call_.count, engine_.size());
+    engine_.divide_for_avg(call_, buffers_.output);
   }
   void abandon() noexcept override {
     lane_.executor.abandon();
@@ -352,8 +351,12 @@ std::unique_ptr<InFlight> Engine::start_allreduce(const Issue& is, const void* s
     broken_ = true;
     throw;
   }
-  if (op == ReduceOp::Avg && size() > 1) reducer_.divide(type, recv, count, size());
+  divide_for_avg(call, recv);
   return nullptr;
+}
+
+void Engine::divide_for_avg(const Call& call, void* recv) {
+  if (call.user_op == ReduceOp::Avg && size() > 1) reducer_.divide(call.type, recv, call.count, size());
 }
 
 std::shared_ptr<const Program> Engine::program(Algorithm algorithm, std::size_t count, std::size_t elem,

@@ -134,6 +134,8 @@ class Engine {
     if (progress_) progress_->run(StartFn(start), is.lane, is.exclusive); else start(true);
   }
   void run_on_device(Lane& lane, const Program& prog, const void* send, void* recv, const Call& call);
+  // A host run's end: Avg ran as Sum, so divide by the rank count.
+  void divide_for_avg(const Call& call, void* recv);
   void check_arguments(const void* send, const void* recv, std::size_t count, DataType type,
                        ReduceOp op, Algorithm algorithm) const;
   Algorithm choose(std::size_t count, DataType type, bool in_place);

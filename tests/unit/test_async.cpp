@@ -255,7 +255,7 @@ TEST(Async, AFailureReachesWaitAndFailsTheCallsAfterIt) {
 }
 
 TEST(Async, ATimeoutIsFoundWhileTheCallerComputesAndNobodyWaits) {
-  // The progress thread sleeps between polls while no caller waits (Call::callers_waiting);
+  // The progress thread sleeps between polls while no caller waits (Progress::loop);
   // it must still notice the silent peer after the timeout, not later and not never.
   on_threads(2, test_options(1), [&](Engine& engine, int rank) {
     if (rank == 1) return;
