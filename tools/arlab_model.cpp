@@ -24,8 +24,10 @@ constexpr std::size_t kElem = sizeof(float);
 
 class Model {
  public:
-  Model(const detail::Machine& machine, int ranks, std::size_t chunk_bytes)
-      : machine_(machine), ranks_(ranks), chunk_bytes_(chunk_bytes) {}
+  // Segments as a communicator cuts them: not where the machine's links are not copied by CPUs.
+  Model(const detail::Machine& machine, int ranks, std::size_t chunk_bytes, std::size_t segment_bytes)
+      : machine_(machine), ranks_(ranks), chunk_bytes_(chunk_bytes),
+        segment_bytes_(machine.intra.cpu_copies ? segment_bytes : 0) {}
 
   detail::Cost predict(Algorithm a, std::size_t bytes) const {
     detail::Shape s;
@@ -33,6 +35,7 @@ class Model {
     s.count = bytes / kElem;
     s.elem_size = kElem;
     s.chunk_bytes = chunk_bytes_;
+    s.segment_bytes = segment_bytes_;
     return detail::predict(*detail::find_schedule_algorithm(a), s, machine_);
   }
 
@@ -69,13 +72,14 @@ class Model {
   const detail::Machine& machine_;
   int ranks_;
   std::size_t chunk_bytes_;
+  std::size_t segment_bytes_;
 };
 
 int run(const ModelOptions& o) {
   const detail::Machine machine = detail::load_topology(o.topology);
   const int ranks = o.ranks ? o.ranks : machine.ranks();
   machine.placement(ranks);  // an explicit rank_to_node must match --ranks
-  const Model model(machine, ranks, o.chunk_bytes);
+  const Model model(machine, ranks, o.chunk_bytes, o.segment_bytes);
   // As Auto: hierarchical only where there are several nodes (on one it is the ring), unless asked for.
   std::vector<Algorithm> algorithms = o.algorithms;
   const auto nodes = machine.placement(ranks);

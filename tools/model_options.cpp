@@ -29,6 +29,10 @@ constexpr cli::Flag kFlags[] = {
     {"--algorithms", nullptr, "LIST",
      "comma list of ring, tree, recursive-doubling (rd), rabenseifner (rab), or all", "all"},
     {"--chunk", nullptr, "SIZE", "pipelining unit of ring and tree in bytes, as ARLAB_CHUNK_BYTES; 0: none", "256K"},
+    {"--segment", nullptr, "SIZE",
+     "calls of 16 or more segments of SIZE bytes run one segment after another, as ARLAB_SEGMENT_BYTES "
+     "(not where the topology's links are not copied by CPUs); 0: never",
+     "1M"},
     {"--explain", nullptr, nullptr, "print each algorithm's latency/bandwidth/reduction breakdown and which term decides",
      "off"},
     {"--json", nullptr, "FILE|-", "write one record per size and algorithm to FILE; '-': to stdout, instead of the table",
@@ -96,6 +100,10 @@ void apply(ModelOptions& o, const cli::Flag& f, const std::string& v) {
     const auto n = parse_size(v);
     if (!n) bad_value(flag, v, "a size in bytes such as 0, 64K or 1M");
     o.chunk_bytes = *n;
+  } else if (flag == "--segment") {
+    const auto n = parse_size(v);
+    if (!n) bad_value(flag, v, "a size in bytes such as 0, 512K or 1M");
+    o.segment_bytes = *n;
   } else if (flag == "--explain") {
     o.explain = true;
   } else if (flag == "--json") {
@@ -127,7 +135,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
 std::string usage() {
   std::string out =
       "usage: arlab-model --topology FILE [--ranks P] [--sizes MIN:MAX[:FACTOR]] [--algorithms LIST]\n"
-      "                   [--chunk SIZE] [--explain] [--json FILE|-]\n"
+      "                   [--chunk SIZE] [--segment SIZE] [--explain] [--json FILE|-]\n"
       "\n"
       "Predicts, by walking each algorithm's schedule on the machine a topology file describes, the\n"
       "time and bus bandwidth (bytes / time x 2(p-1)/p) of an all-reduce of float elements, marks\n"

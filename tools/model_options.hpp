@@ -21,6 +21,7 @@ struct ModelOptions {
   std::vector<Algorithm> algorithms;                  // --algorithms; empty: every schedule algorithm
   bool algorithms_given = false;                      // --algorithms given (else hierarchical only with several nodes)
   std::size_t chunk_bytes = std::size_t{256} << 10;   // --chunk, as ARLAB_CHUNK_BYTES
+  std::size_t segment_bytes = std::size_t{1} << 20;   // --segment, as ARLAB_SEGMENT_BYTES
   bool explain = false;                               // --explain
   std::optional<std::string> json;                    // --json FILE, or "-" for stdout
 };

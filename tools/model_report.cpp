@@ -47,9 +47,12 @@ void print_header(std::FILE* out, const detail::Machine& m, int ranks, const Mod
     std::fprintf(out, "; reduce %.4g GB/s; copy %.4g GB/s\n", 1e-3 / b.reduce_us_per_byte, 1e-3 / b.copy_us_per_byte);
   }
   std::fprintf(out,
-               "# float elements, %s chunks; time: predicted us; busbw: bytes / time x 2(p-1)/p in GB/s; "
+               "# float elements, %s chunks, %s%s; time: predicted us; busbw: bytes / time x 2(p-1)/p in GB/s; "
                "* marks the pick\n#\n",
-               o.chunk_bytes ? human_bytes(static_cast<double>(o.chunk_bytes)).c_str() : "no");
+               o.chunk_bytes ? human_bytes(static_cast<double>(o.chunk_bytes)).c_str() : "no",
+               o.segment_bytes && m.intra.cpu_copies ? "calls of 16 segments or more cut into segments of "
+                                                     : "no segments",
+               o.segment_bytes && m.intra.cpu_copies ? human_bytes(static_cast<double>(o.segment_bytes)).c_str() : "");
 }
 
 void print_table(std::FILE* out, const std::vector<SizeRow>& rows, int ranks) {

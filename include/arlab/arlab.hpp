@@ -67,12 +67,15 @@ bool transport_available(TransportKind);
 
 // Per-communicator settings. Every field resolves in one order: a value set here wins; a
 // field left unset takes its environment knob (ARLAB_TRANSPORT, ARLAB_ALGO, ARLAB_CHUNK_BYTES,
-// ARLAB_TIMEOUT_S, ARLAB_DEBUG, ARLAB_TOPOLOGY, ARLAB_CALIBRATE, ARLAB_CACHE_DIR); the default
-// comes last.
+// ARLAB_SEGMENT_BYTES, ARLAB_TIMEOUT_S, ARLAB_DEBUG, ARLAB_TOPOLOGY, ARLAB_CALIBRATE,
+// ARLAB_CACHE_DIR, ARLAB_MAX_IN_FLIGHT); the default comes last.
 struct Options {
   std::optional<TransportKind> transport; // default Mpi
   std::optional<Algorithm> algorithm;     // replaces Algorithm::Auto in every call
   std::optional<std::size_t> chunk_bytes; // pipelining unit (default 256 KiB)
+  // A call of at least 16 segments of this many bytes runs as all-reduces of one segment after
+  // another, so that each finds its data in cache (default 1 MiB; 0: never; ARLAB_SEGMENT_BYTES).
+  std::optional<std::size_t> segment_bytes;
   std::optional<double> timeout_s;        // a wait longer than this throws (default 300)
   std::optional<LogLevel> log_level;      // default Warn
   // A topology file (YAML, docs/model.md) describing the machine for Auto's cost model. Read

@@ -26,6 +26,11 @@ Schedule build_rabenseifner(const Shape&);
 // Shape::rank_to_node (or ranks_per_node) gives the nodes, Shape::inter the algorithm among them.
 Schedule build_hierarchical(const Shape&);
 
+// The schedule a call runs: `algo`'s for the whole shape, or, when Shape::segments() > 1, its
+// schedule for each segment, one after another (algorithms/segmented.cpp). The executor, the
+// validator and the cost walk all take their schedules from here.
+Schedule build_schedule(const AlgorithmInfo& algo, const Shape& shape);
+
 std::span<const AlgorithmInfo> schedule_algorithm_table();
 // nullptr when `id` is not a schedule algorithm (Auto, Mpi, Nccl).
 const AlgorithmInfo* find_schedule_algorithm(Algorithm id);

@@ -74,6 +74,10 @@ Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm m
   lanes_[0] = std::make_unique<Lane>(mpi_comm, false, std::move(transport), reducer_);
   if (machine_) machine_source_ = "'" + machine_->name + "', the topology file " + *options_.topology;
   nodes_ = find_nodes(options_, machine_, mpi_comm_, size());
+  // Segments keep a call's passes in the caches of the CPUs that copy and reduce it; a machine
+  // whose links move the bytes themselves (a topology file of GPUs and NVLink) gains nothing
+  // from them and pays their latencies.
+  if (machine_ && !machine_->intra.cpu_copies) segment_bytes_ = 0;
 }
 
 const Machine& Engine::model_machine() const {
@@ -94,6 +98,7 @@ Shape Engine::shape(std::size_t count, std::size_t elem) const {
   s.count = count;
   s.elem_size = elem;
   s.chunk_bytes = *options_.chunk_bytes;
+  s.segment_bytes = segment_bytes_;
   s.rank_to_node = nodes_;
   return s;
 }
@@ -370,7 +375,7 @@ std::shared_ptr<const Program> Engine::program(Algorithm algorithm, std::size_t 
   // Hierarchical's level between the nodes: the model's pick for this size (every rank walks
   // the same machine, so all agree).
   if (algorithm == Algorithm::Hierarchical) sh.inter = choose_inter(sh, model_machine(), in_place);
-  Schedule s = info->build(sh);
+  Schedule s = build_schedule(*info, sh);
   if (!in_place) s = lower_out_of_place(s, count);
   if (programs_.size() >= kCacheLimit) {
     programs_.clear();
@@ -424,6 +429,9 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_pla
       << best.latency_us << " us latency + " << best.bandwidth_us << " us transfer + "
       << best.reduce_us << " us reduction";
   if (!plan.candidates.front().levels.empty()) why << " (" << plan.candidates.front().levels << ")";
+  if (sh.segments() > 1)
+    why << ", run in " << sh.segments() << " segments of about " << (count * elem + sh.segments() - 1) / sh.segments()
+        << " B, two at a time";
   if (plan.candidates.size() > 1)
     why << "; runner-up " << to_string(plan.candidates[1].algorithm) << " at "
         << plan.candidates[1].predicted_us << " us";

@@ -9,10 +9,12 @@
 
 namespace arlab::detail {
 
-const Knob kKnobs[10] = {
+const Knob kKnobs[11] = {
     {"ARLAB_ALGO", "algorithm used where a call asks for auto", "auto"},
     {"ARLAB_TRANSPORT", "mpi | ucx | ucx-rma", "mpi"},
     {"ARLAB_CHUNK_BYTES", "pipelining unit in bytes (K/M/G suffixes)", "256K"},
+    {"ARLAB_SEGMENT_BYTES", "calls of 16 or more segments of this size run one segment after another (0: never)",
+     "1M"},
     {"ARLAB_TIMEOUT_S", "seconds a collective may wait without progress", "300"},
     {"ARLAB_DEBUG", "WARN | INFO | TRACE", "WARN"},
     {"ARLAB_TOPOLOGY", "topology file (YAML) describing the machine for auto", "none: this machine, calibrated"},
@@ -69,6 +71,10 @@ Options Options::resolved() const {
   if (!o.chunk_bytes)
     o.chunk_bytes = env("ARLAB_CHUNK_BYTES") ? detail::parse_bytes(*env("ARLAB_CHUNK_BYTES"), "ARLAB_CHUNK_BYTES")
                                              : std::size_t{256} << 10;
+  if (!o.segment_bytes)
+    o.segment_bytes = env("ARLAB_SEGMENT_BYTES")
+                          ? detail::parse_bytes(*env("ARLAB_SEGMENT_BYTES"), "ARLAB_SEGMENT_BYTES")
+                          : std::size_t{1} << 20;
   if (!o.timeout_s) {
     o.timeout_s = 300;
     if (auto t = env("ARLAB_TIMEOUT_S")) {

@@ -26,7 +26,7 @@ struct Knob {
   const char* meaning;
   const char* default_value;
 };
-extern const Knob kKnobs[10];
+extern const Knob kKnobs[11];
 
 // The variable's value, or nullopt when unset or empty.
 std::optional<std::string> env(const char* name);

@@ -40,11 +40,14 @@ Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::
 double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t count,
                          std::size_t elem_size, bool in_place = false);
 
-// Builds every rank's schedule of `algo` for `shape` (rank ignored), out of place lowered as
-// the executor runs it (lower_out_of_place: the input is copied or read where the in-place
-// schedule reads its output), picks the machine's rates for the call's working set
-// (Machine::at_working_set: in cache or beyond it) and walks it, adding the machine's call_us
-// once (to the total and the latency term). walk_cost() walks schedules on the rates given,
+// Builds every rank's schedule of `algo` for `shape` (rank ignored; build_schedule, so in
+// segments where the shape says so), out of place lowered as the executor runs it
+// (lower_out_of_place: the input is copied or read where the in-place schedule reads its
+// output), picks the machine's rates for the call's working set (Machine::at_working_set: in
+// cache or beyond it; for a segmented call, two segments' worth) and walks it, adding the
+// machine's call_us once (to the total and the latency term). A segmented call also pays for
+// streaming its buffers once from memory and back: copying count elements at the whole call's
+// copy rate less at the segments' (reduce term). walk_cost() walks schedules on the rates given,
 // with no regime picked and no call overhead.
 // For hierarchical with Shape::inter Auto, the inter-node algorithm choose_inter() picks.
 Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, bool in_place = true);

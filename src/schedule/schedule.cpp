@@ -11,6 +11,12 @@ std::size_t Shape::chunk_elems() const {
   return std::max<std::size_t>(chunk_bytes / elem_size, 1);
 }
 
+std::size_t Shape::segments() const {
+  const std::size_t bytes = count * elem_size;
+  if (segment_bytes == 0 || nranks < 2 || bytes / kMinSegments < segment_bytes) return 1;
+  return std::min((bytes + segment_bytes - 1) / segment_bytes, count);  // never an empty one
+}
+
 std::size_t Blocks::offset(std::size_t i) const {
   const std::size_t base = count / parts, extra = count % parts;
   return i * base + std::min(i, extra);

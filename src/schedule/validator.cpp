@@ -226,7 +226,7 @@ std::string validate_algorithm(const AlgorithmInfo& algo, Shape shape, int order
   std::vector<Schedule> in_place, out_of_place;
   for (int r = 0; r < shape.nranks; ++r) {
     shape.rank = r;
-    in_place.push_back(algo.build(shape));
+    in_place.push_back(build_schedule(algo, shape));
     out_of_place.push_back(lower_out_of_place(in_place.back(), shape.count));
   }
   for (int k = 0; k < orders; ++k) {

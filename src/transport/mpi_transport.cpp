@@ -185,7 +185,7 @@ class MpiTransport final : public Transport {
   int message_tag(int index) const {
     if (signature_bits_ ? index >= (1 << kIndexBits) : index > tag_ub_)
       throw Error(Error::Code::Internal, "arlab: mpi message index " + std::to_string(index) +
-                                             " exceeds the tag space; raise ARLAB_CHUNK_BYTES");
+                                             " exceeds the tag space; raise ARLAB_CHUNK_BYTES or ARLAB_SEGMENT_BYTES");
     return signature_tag_ | index;
   }
 

@@ -240,7 +240,7 @@ struct Totals {
 std::string replay_command(const Config& c, long calls) {
   std::string env, exports;
   for (const char* name : {"UCX_TLS", "UCX_POSIX_FIFO_SIZE", "UCX_SYSV_FIFO_SIZE", "ARLAB_TIMEOUT_S",
-                           "ARLAB_CHUNK_BYTES", "ARLAB_ALGO", "ARLAB_TOPOLOGY"})
+                           "ARLAB_CHUNK_BYTES", "ARLAB_SEGMENT_BYTES", "ARLAB_ALGO", "ARLAB_TOPOLOGY"})
     if (const char* v = std::getenv(name)) {
       env += std::string(name) + "=" + v + " ";
       exports += std::string(" -x ") + name;

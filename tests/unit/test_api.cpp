@@ -75,6 +75,14 @@ TEST(Api, OptionsFromEnvironment) {
   EXPECT_EQ(*o.chunk_bytes, 256u << 10);
   EXPECT_DOUBLE_EQ(*o.timeout_s, 300);
   EXPECT_EQ(*o.max_in_flight, 4);
+  EXPECT_EQ(*o.segment_bytes, 1u << 20);
+  setenv("ARLAB_SEGMENT_BYTES", "0", 1);  // never cut
+  EXPECT_EQ(*Options{}.resolved().segment_bytes, 0u);
+  setenv("ARLAB_SEGMENT_BYTES", "512K", 1);
+  EXPECT_EQ(*Options{}.resolved().segment_bytes, 512u << 10);
+  setenv("ARLAB_SEGMENT_BYTES", "big", 1);
+  EXPECT_THROW(Options{}.resolved(), Error);
+  unsetenv("ARLAB_SEGMENT_BYTES");
   setenv("ARLAB_MAX_IN_FLIGHT", "1", 1);
   EXPECT_EQ(*Options{}.resolved().max_in_flight, 1);
   for (const char* bad : {"0", "9", "two", "2x"}) {
