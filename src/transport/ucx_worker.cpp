@@ -116,7 +116,7 @@ void UcxWorker::on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t status) {
 std::uint64_t UcxWorker::checked_index(int index) const {
   if (static_cast<unsigned>(index) >= (1u << kIndexBits))
     throw Error(Error::Code::Internal, "arlab: " + name_ + " message index " + std::to_string(index) +
-                                           " exceeds 20 bits; raise ARLAB_CHUNK_BYTES");
+                                           " exceeds 20 bits; raise ARLAB_CHUNK_BYTES or ARLAB_SEGMENT_BYTES");
   return static_cast<std::uint64_t>(index);
 }
 
@@ -280,8 +280,19 @@ void UcxWorker::close() {
     wait(ucp_ep_close_nbx(ep, &p), 1.0);
     ep = nullptr;
   }
-  // Destroying the worker purges what is still queued in it (a send towards a stopped peer)
-  // and completes those requests through their callbacks.
+  // After a failed call with a peer that never came to the shutdown barrier (stopped, or dead
+  // unseen), a send whose rendezvous it never answered can no longer finish: without an error
+  // mode (shared memory, connect()) UCX tracks no such request to purge, and destroying the
+  // worker under them would free what they hold and warn of each. The worker and its context
+  // are then left as they are: a leak bounded by one communicator's in-flight messages, only
+  // on one whose job has lost a rank.
+  if (broken_ && (barrier_abandoned_ || failed_peer_ >= 0)) {
+    abandoned_ = true;
+    worker_ = nullptr;
+    return;
+  }
+  // Destroying the worker purges what is still queued in it and completes those requests
+  // through their callbacks.
   ucp_worker_destroy(worker_);
   worker_ = nullptr;
 }
@@ -290,7 +301,7 @@ UcxWorker::~UcxWorker() {
   stop_idle_progress();
   quiesce();
   close();
-  ucp_cleanup(context_);
+  if (!abandoned_) ucp_cleanup(context_);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && !barrier_abandoned_) MPI_Comm_free(&shutdown_comm_);

@@ -101,7 +101,9 @@ class UcxWorker {
   void wait(ucs_status_ptr_t request, double limit_s, const std::function<bool()>& step = {});
   // Closes every endpoint without network traffic and destroys the worker (the context stays
   // for deregistration); outstanding requests complete (with an error) through their
-  // callbacks, so owners call it while those callbacks' state is alive. Idempotent.
+  // callbacks, so owners call it while those callbacks' state is alive. After a failed call
+  // with a peer lost (it never reached the shutdown barrier) the worker is left undestroyed:
+  // requests towards that peer can never complete. Idempotent.
   void close();
 
  private:
@@ -132,6 +134,7 @@ class UcxWorker {
   ucs_status_t failed_status_ = UCS_OK;
   unsigned idle_polls_ = 0;
   bool broken_ = false;
+  bool abandoned_ = false;  // close() left the worker to requests towards a lost peer
   bool quiesced_ = false;
   unsigned call_ = 0;
 
