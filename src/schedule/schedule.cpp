@@ -12,9 +12,12 @@ std::size_t Shape::chunk_elems() const {
 }
 
 std::size_t Shape::segments() const {
+  if (segment_bytes == 0 || nranks < 2) return 1;
+  // Never smaller than a chunk per rank: a segment cut finer would only add steps and latency.
+  const std::size_t size = std::max(segment_bytes, chunk_bytes * static_cast<std::size_t>(nranks));
   const std::size_t bytes = count * elem_size;
-  if (segment_bytes == 0 || nranks < 2 || bytes / kMinSegments < segment_bytes) return 1;
-  return std::min((bytes + segment_bytes - 1) / segment_bytes, count);  // never an empty one
+  if (bytes / kMinSegments < size) return 1;
+  return std::min((bytes + size - 1) / size, count);  // never an empty one
 }
 
 std::size_t Blocks::offset(std::size_t i) const {

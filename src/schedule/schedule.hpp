@@ -50,8 +50,9 @@ struct Shape {
   std::size_t count = 0;
   std::size_t elem_size = 4;
   std::size_t chunk_bytes = 256 * 1024;  // pipelining unit; 0 means no pipelining
-  // A call of at least kMinSegments segments of this many bytes runs as a sequence of
-  // all-reduces of one segment each (build_schedule, algorithms/segmented.cpp); 0: never.
+  // A call of at least kMinSegments segments of this many bytes (or of chunk_bytes per rank,
+  // if more) runs as a sequence of all-reduces of one segment each (build_schedule,
+  // algorithms/segmented.cpp); 0: never.
   std::size_t segment_bytes = 0;
   static constexpr std::size_t kMinSegments = 16;
   int ranks_per_node = 0;                // 0: all ranks on one node
@@ -63,9 +64,9 @@ struct Shape {
 
   // Elements per pipelined chunk (at least 1; the whole count when pipelining is off).
   std::size_t chunk_elems() const;
-  // How many segments the call runs in: 1 unless it holds at least kMinSegments of
-  // segment_bytes (and has two ranks), else its bytes / segment_bytes rounded up (at most
-  // one per element).
+  // How many segments the call runs in: 1 unless it holds at least kMinSegments segments
+  // (and has two ranks), else its bytes / segment size rounded up (at most one per element).
+  // The segment size is segment_bytes, or chunk_bytes x nranks where that is more.
   std::size_t segments() const;
 };
 

@@ -33,9 +33,17 @@ TEST(Segmented, OnlyACallOfSixteenSegmentsOrMoreIsCut) {
   EXPECT_EQ(cut(4, 16 * 256 + 1, 4, 1024).segments(), 17u);  // the last one short
   EXPECT_EQ(cut(4, 1 << 20, 4, 0).segments(), 1u);          // 0: never
   EXPECT_EQ(cut(1, 1 << 20, 4, 1024).segments(), 1u);       // one rank: nothing to cut
+  // Never finer than a pipelining chunk per rank: 8 ranks x 256 B chunks make 2 KiB segments.
+  Shape chunked = cut(8, 16 * 512, 4, 1024);
+  chunked.chunk_bytes = 256;
+  EXPECT_EQ(chunked.segments(), 16u);
+  chunked.count = 16 * 512 - 1;
+  EXPECT_EQ(chunked.segments(), 1u);
   // Segments smaller than an element: one element each, never an empty one.
-  EXPECT_EQ(build_schedule(*find_schedule_algorithm(Algorithm::Ring), cut(2, 20, 8, 4)).steps.size(),
-            20 * build_schedule(*find_schedule_algorithm(Algorithm::Ring), cut(2, 1, 8, 0)).steps.size());
+  Shape tiny = cut(2, 20, 8, 4), one = cut(2, 1, 8, 0);
+  tiny.chunk_bytes = one.chunk_bytes = 0;
+  EXPECT_EQ(build_schedule(*find_schedule_algorithm(Algorithm::Ring), tiny).steps.size(),
+            20 * build_schedule(*find_schedule_algorithm(Algorithm::Ring), one).steps.size());
 }
 
 TEST(Segmented, EveryAlgorithmStaysACorrectAllreduce) {
@@ -104,8 +112,8 @@ TEST(Segmented, CutCallsAreExactOnLoopbackForEveryAlgorithmTypeAndOp) {
   const DataType types[] = {DataType::Int8, DataType::Int64, DataType::Float16, DataType::BFloat16,
                             DataType::Float32, DataType::Float64};
   const ReduceOp ops[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
-  Options o = test::loopback_options(64);
-  o.segment_bytes = 128;  // 16 x 128 B: calls of 2 KiB and more are cut
+  Options o = test::loopback_options(16);
+  o.segment_bytes = 128;  // 16 x 128 B: calls of 2 KiB and more are cut (16 B chunks x 5 ranks < 128)
   for (int p : {2, 3, 5}) {
     std::vector<std::string> failures(p);
     test::on_threads(p, o, [&](Engine& engine, int rank) {
@@ -129,7 +137,7 @@ TEST(Segmented, CutCallsAreExactOnLoopbackForEveryAlgorithmTypeAndOp) {
         const Shape s = cut(p, 4099, 4, 128);
         for (const auto& c : engine.plan(4099, DataType::Float32).candidates) {
           Shape same = s;
-          same.chunk_bytes = 64;
+          same.chunk_bytes = 16;
           EXPECT_DOUBLE_EQ(c.predicted_us,
                            predict(*find_schedule_algorithm(c.algorithm), same, Machine::local_default(), false).total_us)
               << to_string(c.algorithm) << " p=" << p;
