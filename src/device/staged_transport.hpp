@@ -49,6 +49,7 @@ class StagedTransport final : public Transport {
   Request irecv(int peer, int tag, void* buf, std::size_t bytes) override;
   void poll(std::vector<Request>& done) override;
   std::string explain_wait(int peer, int index) override { return inner_.explain_wait(peer, index); }
+  void suspect(int peer) override { inner_.suspect(peer); }
   void cancel_all() override;
 
   // Staging memory held now: the receive mirror and the send pieces (tests check it is reused).

@@ -155,6 +155,7 @@ void Executor::timed_out(double waited_s) const {
   if (culprit >= 0) {
     const Step& s = prog_->step(culprit);
     const bool recv = s.kind == StepKind::Recv;
+    transport_.suspect(s.peer);
     o << " while waiting for rank " << s.peer << " (" << (recv ? "receive of " : "send of ")
       << (recv ? s.dst.count : s.src.count) * call_->elem_size << " bytes, message "
       << prog_->seq[culprit] << (recv ? " from" : " to") << " that rank)";

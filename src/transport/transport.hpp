@@ -58,6 +58,11 @@ class Transport {
     return {};
   }
 
+  // After a timeout: the peer this rank was waiting for, which may have died mid-message.
+  // Called before cancel_all. A transport that drains what peers sent at shutdown leaves that
+  // peer's messages alone until every rank has shown that it is alive.
+  virtual void suspect(int peer) { (void)peer; }
+
   // Abandon every outstanding request (after a failed run, before its end_run); the
   // transport stays usable only as far as the underlying library allows.
   virtual void cancel_all() = 0;

@@ -34,7 +34,8 @@ class UcxTagTransport final : public Transport {
   ~UcxTagTransport() override {
     ucx_.stop_idle_progress();
     if (slots_.active() > 0) cancel_all();  // only after a failed call; then quiesce skips the barrier
-    ucx_.quiesce([this] { return discard_unexpected(); }, [this] { return !any_pending(); });
+    ucx_.quiesce([this](bool everyone_here) { return discard_unexpected(everyone_here); },
+                 [this] { return !any_pending(); });
     ucx_.close();  // late callbacks still find refs_ alive
   }
 
@@ -117,13 +118,27 @@ class UcxTagTransport final : public Transport {
     return false;
   }
 
+  void suspect(int peer) override { ucx_.suspect(peer); }
+
   // Receives and drops one message that arrived for a receive never posted (or cancelled):
   // after a failed call, what peers sent for steps this rank never reached, or under other
   // arguments. Its sender's request then completes, and UCX has nothing to warn of at
-  // shutdown. False when there was none.
-  bool discard_unexpected() {
+  // shutdown. False when there was none. Until every rank is known alive, not the suspect's:
+  // receiving the last message of a peer killed while it sent has crashed UCX's rendezvous
+  // path (an assertion on the endpoint the message names).
+  bool discard_unexpected(bool everyone_here) {
     ucp_tag_recv_info_t info{};
-    const ucp_tag_message_h m = ucp_tag_probe_nb(ucx_.worker(), 0, 0, 1, &info);
+    ucp_tag_message_h m = nullptr;
+    const int suspect = ucx_.suspected();
+    if (everyone_here || suspect < 0) {
+      m = ucp_tag_probe_nb(ucx_.worker(), 0, 0, 1, &info);
+    } else {
+      const ucp_tag_t sender_field = ((ucp_tag_t{1} << UcxWorker::kRankBits) - 1) << UcxWorker::kIndexBits;
+      for (int peer = 0; peer < size() && !m; ++peer)
+        if (peer != suspect)
+          m = ucp_tag_probe_nb(ucx_.worker(), static_cast<ucp_tag_t>(peer) << UcxWorker::kIndexBits, sender_field, 1,
+                               &info);
+    }
     if (!m) return false;
     sink_.resize(std::max<std::size_t>(info.length, 1));
     ucp_request_param_t p{};

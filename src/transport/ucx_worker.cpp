@@ -182,6 +182,7 @@ void UcxWorker::stop_idle_progress() noexcept {
 }
 
 void UcxWorker::fail(ucs_status_t status, const std::string& what, int peer) const {
+  if (peer >= 0) suspect_ = peer;
   throw Error(Error::Code::Transport, "arlab: " + what + (peer >= 0 ? " rank " + std::to_string(peer) : "") +
                                           " failed on rank " + std::to_string(rank_) + " over " + name_ +
                                           ": " + ucs_status_string(status));
@@ -233,14 +234,15 @@ bool UcxWorker::barrier(const std::function<bool()>& step, double limit_s) {
   }
 }
 
-void UcxWorker::quiesce(const std::function<bool()>& drain, const std::function<bool()>& settled) {
+void UcxWorker::quiesce(const std::function<bool(bool)>& drain, const std::function<bool()>& settled) {
   if (quiesced_) return;
   quiesced_ = true;
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized || failed_peer_ >= 0) return;  // no MPI to agree over, or a peer known dead
+  bool everyone_here = false;  // the first barrier passed: every rank is alive
   const std::function<bool()> step = [&] {
-    const bool drained = drain && drain();
+    const bool drained = drain && drain(everyone_here);
     return ucp_worker_progress(worker_) != 0 || drained;
   };
   // After a failed call a peer may still be inside it, sending: first agree that every rank
@@ -250,6 +252,7 @@ void UcxWorker::quiesce(const std::function<bool()>& drain, const std::function<
   // drains its messages); one that never arrives (stopped, or dead unseen) costs that wait,
   // and the rest is skipped.
   if (!barrier(step, 2 * timeout_s_)) return;
+  everyone_here = true;
   // Deliver everything sent (peers drain what no receive claims), then wait until every rank
   // has done the same: after that no message is in flight towards this worker, and endpoints
   // close without traffic.

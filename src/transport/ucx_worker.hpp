@@ -87,6 +87,10 @@ class UcxWorker {
 
   // After a timeout the peers' state is unknown: shutdown then skips the collective wait.
   void mark_broken() { broken_ = true; }
+  // The peer a failed call waited for, or whose request failed (fail() records it): it may
+  // have died mid-message. -1: none.
+  void suspect(int peer) { suspect_ = peer; }
+  int suspected() const { return suspect_; }
 
   // The collective half of shutdown: flush what this rank sent and wait (bounded by the
   // timeout) for every rank to do the same. Owners call it before releasing remote keys and
@@ -94,7 +98,9 @@ class UcxWorker {
   // `drain`, if given, is called while waiting: it disposes of one message that no receive
   // will claim and says whether it found one. `settled`, if given, says whether the owner's
   // own requests have all finished; quiesce waits for it (bounded) before the last barrier.
-  void quiesce(const std::function<bool()>& drain = {}, const std::function<bool()>& settled = {});
+  // `drain` is told whether every rank has reached the first barrier (all alive).
+  void quiesce(const std::function<bool(bool everyone_here)>& drain = {},
+               const std::function<bool()>& settled = {});
   // Progresses until `request` (from a *_nbx call) completes or `limit_s` passes, then frees
   // it; an unfinished request is cancelled first. Errors and nullptr are accepted and ignored.
   // `step` replaces plain progress: it returns whether it found work.
@@ -134,6 +140,7 @@ class UcxWorker {
   ucs_status_t failed_status_ = UCS_OK;
   unsigned idle_polls_ = 0;
   bool broken_ = false;
+  mutable int suspect_ = -1;  // suspect(); fail() records its peer
   bool abandoned_ = false;  // close() left the worker to requests towards a lost peer
   bool quiesced_ = false;
   unsigned call_ = 0;
