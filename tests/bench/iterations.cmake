@@ -1,6 +1,7 @@
 # ctest bench.iterations_np2: without -n every section times at least 20 calls and as many more
 # as fill 1 ms (at most 1000), the same on every rank, and --json says how many; -n N times
-# exactly N. An 8 B call takes a few microseconds here, so its sections time far more than 20.
+# exactly N. An 8 B call takes a few microseconds here, so its sections time far more than 20
+# (at least one of them, below).
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 
 function(iters_of json result)
@@ -21,12 +22,23 @@ list(LENGTH counts n)
 if(NOT n EQUAL 4)  # rd and ring, out of place and in place
   fail("${n} records, expected 4: ${counts}" "${out}" "${err}")
 endif()
+# How many more than 20 depends on the warm-up calls' speed: under load (other tests beside
+# this one on 2 cores) one section's warm-up may take 50 us a call and time only 20; all four
+# at 20 would mean the fill is not counted.
+set(above 0)
 foreach(c IN LISTS counts)
   string(REGEX REPLACE "\"iters\": " "" c "${c}")
-  if(c LESS_EQUAL 20 OR c GREATER 1000)
-    fail("an 8 B section timed ${c} calls: expected more than 20 (enough for 1 ms) and at most 1000" "${out}" "${err}")
+  if(c LESS 20 OR c GREATER 1000)
+    fail("an 8 B section timed ${c} calls: expected 20 to 1000" "${out}" "${err}")
+  endif()
+  if(c GREATER 20)
+    math(EXPR above "${above} + 1")
   endif()
 endforeach()
+if(above EQUAL 0)
+  fail("every 8 B section timed 20 calls (${counts}): expected more where calls are short (enough for 1 ms)"
+       "${out}" "${err}")
+endif()
 
 run(rc out err COMMAND ${MPIRUN} ${BENCH} -b 8 -e 8 -a rd -n 7 --topology ${TOPOLOGY_DIR}/local.yaml
     --json ${OUT}/iterations.json)

@@ -362,14 +362,17 @@ TEST(Progress, RunsLanesTogetherOneAtATimePerLaneAndExclusiveOnesAlone) {
     EXPECT_NO_THROW(op->rethrow());
   }
   const auto at = [&](const std::string& entry) { return std::find(log.begin(), log.end(), entry) - log.begin(); };
-  ASSERT_EQ(log.size(), 9u) << testing::PrintToString(log);
+  // d was queued behind x, or, where this thread was held up long enough (TSan) for the thread
+  // to finish everything first, it found the queue empty and ran on this thread, to its end.
+  ASSERT_EQ(direct.size(), 1u);
+  const bool queued = direct.front() == "queued";
+  ASSERT_EQ(log.size(), queued ? 9u : 7u) << testing::PrintToString(log) << ", d " << direct.front();
   EXPECT_LT(at("start b"), at("end a"));
   EXPECT_LT(at("start a"), at("end b"));
   EXPECT_GT(at("start c"), at("end a"));
   EXPECT_GT(at("x alone"), at("end b"));
   EXPECT_GT(at("x alone"), at("end c"));
-  EXPECT_GT(at("start d"), at("x alone"));
-  EXPECT_EQ(direct, std::vector<std::string>{"queued"});
+  if (queued) EXPECT_GT(at("start d"), at("x alone"));
 
   // Nothing queued or in flight: a blocking call runs on its caller's thread, to its end.
   direct.clear();
