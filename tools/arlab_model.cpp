@@ -24,10 +24,9 @@ constexpr std::size_t kElem = sizeof(float);
 
 class Model {
  public:
-  // Segments as a communicator cuts them: not where the machine's links are not copied by CPUs.
+  // Segments as a communicator cuts them (Machine::segment_bytes).
   Model(const detail::Machine& machine, int ranks, std::size_t chunk_bytes, std::size_t segment_bytes)
-      : machine_(machine), ranks_(ranks), chunk_bytes_(chunk_bytes),
-        segment_bytes_(machine.intra.cpu_copies ? segment_bytes : 0) {}
+      : machine_(machine), ranks_(ranks), chunk_bytes_(chunk_bytes), segment_bytes_(machine.segment_bytes(segment_bytes)) {}
 
   detail::Cost predict(Algorithm a, std::size_t bytes) const {
     detail::Shape s;

@@ -46,13 +46,15 @@ void print_header(std::FILE* out, const detail::Machine& m, int ranks, const Mod
     if (used > 1) std::fprintf(out, "; inter %.4g GB/s", 1e-3 / b.inter.us_per_byte);
     std::fprintf(out, "; reduce %.4g GB/s; copy %.4g GB/s\n", 1e-3 / b.reduce_us_per_byte, 1e-3 / b.copy_us_per_byte);
   }
+  const std::size_t segment = m.segment_bytes(o.segment_bytes);
+  const std::string segments = segment ? "calls of " + std::to_string(detail::Shape::kMinSegments) +
+                                             " segments or more cut into segments of " +
+                                             human_bytes(static_cast<double>(segment))
+                                       : "no segments";
   std::fprintf(out,
-               "# float elements, %s chunks, %s%s; time: predicted us; busbw: bytes / time x 2(p-1)/p in GB/s; "
+               "# float elements, %s chunks, %s; time: predicted us; busbw: bytes / time x 2(p-1)/p in GB/s; "
                "* marks the pick\n#\n",
-               o.chunk_bytes ? human_bytes(static_cast<double>(o.chunk_bytes)).c_str() : "no",
-               o.segment_bytes && m.intra.cpu_copies ? "calls of 16 segments or more cut into segments of "
-                                                     : "no segments",
-               o.segment_bytes && m.intra.cpu_copies ? human_bytes(static_cast<double>(o.segment_bytes)).c_str() : "");
+               o.chunk_bytes ? human_bytes(static_cast<double>(o.chunk_bytes)).c_str() : "no", segments.c_str());
 }
 
 void print_table(std::FILE* out, const std::vector<SizeRow>& rows, int ranks) {

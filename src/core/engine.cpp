@@ -74,10 +74,7 @@ Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm m
   lanes_[0] = std::make_unique<Lane>(mpi_comm, false, std::move(transport), reducer_);
   if (machine_) machine_source_ = "'" + machine_->name + "', the topology file " + *options_.topology;
   nodes_ = find_nodes(options_, machine_, mpi_comm_, size());
-  // Segments keep a call's passes in the caches of the CPUs that copy and reduce it; a machine
-  // whose links move the bytes themselves (a topology file of GPUs and NVLink) gains nothing
-  // from them and pays their latencies.
-  if (machine_ && !machine_->intra.cpu_copies) segment_bytes_ = 0;
+  if (machine_) segment_bytes_ = machine_->segment_bytes(segment_bytes_);
 }
 
 const Machine& Engine::model_machine() const {
@@ -429,8 +426,8 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_pla
       << best.latency_us << " us latency + " << best.bandwidth_us << " us transfer + "
       << best.reduce_us << " us reduction";
   if (!plan.candidates.front().levels.empty()) why << " (" << plan.candidates.front().levels << ")";
-  if (sh.segments() > 1)
-    why << ", run in " << sh.segments() << " segments of about " << (count * elem + sh.segments() - 1) / sh.segments()
+  if (const std::size_t segments = sh.segments(); segments > 1)
+    why << ", run in " << segments << " segments of about " << (count * elem + segments - 1) / segments
         << " B, two at a time";
   if (plan.candidates.size() > 1)
     why << "; runner-up " << to_string(plan.candidates[1].algorithm) << " at "

@@ -158,7 +158,7 @@ class Engine {
   mutable std::optional<Machine> machine_;  // found on first use without a topology file
   mutable std::string machine_source_;
   std::vector<int> nodes_;
-  // Options::segment_bytes, or 0 where the machine's links are not copied by CPUs.
+  // Options::segment_bytes, as a topology file's machine allows it (Machine::segment_bytes).
   std::size_t segment_bytes_ = *options_.segment_bytes;
   mutable std::optional<Machine> model_machine_;
   // The device path: its memory and device scratch (device calls run alone, one at a time),

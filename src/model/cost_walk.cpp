@@ -255,21 +255,21 @@ Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, boo
   // Its buffers still come from memory once and go back once: a copy's traffic (in place, the
   // buffer read and written; out of place, the input read and the output written). So a
   // segmented call pays what copying them costs beyond the cache over what it costs in it.
-  std::vector<Schedule> whole(schedules.size());  // the scratch alone, for the whole call's working set
-  for (std::size_t r = 0; r < whole.size(); ++r) whole[r].scratch_count = schedules[r].scratch_count;
+  double stream_us = 0;
+  if (parts > 1) {
+    const Machine whole =
+        machine.at_working_set(working_set_bytes(schedules, machine, shape.count, shape.elem_size, in_place));
+    stream_us = static_cast<double>(shape.count * shape.elem_size) *
+                std::max(0.0, whole.copy_us_per_byte - rates.copy_us_per_byte);
+  }
   std::vector<Program> progs;
   progs.reserve(schedules.size());
   for (auto& s : schedules) progs.push_back(compile(std::move(s), shape.nranks));
   Cost c = Walk(std::move(progs), rates, shape.elem_size).run();
   c.latency_us += machine.call_us;  // a fixed cost, counted with the latencies
   c.total_us += machine.call_us;
-  if (parts > 1) {
-    const Machine all = machine.at_working_set(working_set_bytes(whole, machine, shape.count, shape.elem_size, in_place));
-    const double stream_us = static_cast<double>(shape.count * shape.elem_size) *
-                             std::max(0.0, all.copy_us_per_byte - rates.copy_us_per_byte);
-    c.reduce_us += stream_us;
-    c.total_us += stream_us;
-  }
+  c.reduce_us += stream_us;
+  c.total_us += stream_us;
   return c;
 }
 

@@ -11,6 +11,7 @@
 // local_default(); topology files (model/topology.hpp, docs/model.md) fill the same struct.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,10 @@ struct Machine {
   // The machine a call with this node working set runs on: the beyond-cache rates when
   // cache_bytes > 0 and working_set >= cache_bytes, else this machine; one regime either way.
   Machine at_working_set(double working_set) const;
+  // The segment size calls are cut into here (Shape::segment_bytes): `requested`, or 0 where
+  // the links move the bytes themselves (not copied by CPUs: GPUs over NVLink), so that
+  // segments would keep no CPU's cache warm and only add their latencies.
+  std::size_t segment_bytes(std::size_t requested) const { return intra.cpu_copies ? requested : 0; }
 
   // Every link alike: the machine of the textbook closed forms.
   static Machine uniform(double alpha_us, double beta_us_per_byte, double gamma_us_per_byte);

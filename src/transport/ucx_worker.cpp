@@ -181,7 +181,7 @@ void UcxWorker::stop_idle_progress() noexcept {
   if (idle_thread_.joinable()) idle_thread_.join();
 }
 
-void UcxWorker::fail(ucs_status_t status, const std::string& what, int peer) const {
+void UcxWorker::fail(ucs_status_t status, const std::string& what, int peer) {
   if (peer >= 0) suspect_ = peer;
   throw Error(Error::Code::Transport, "arlab: " + what + (peer >= 0 ? " rank " + std::to_string(peer) : "") +
                                           " failed on rank " + std::to_string(rank_) + " over " + name_ +

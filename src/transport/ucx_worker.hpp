@@ -83,7 +83,7 @@ class UcxWorker {
   }
 
   // Error(Transport) with the UCX status text, naming this rank, the peer and the transport.
-  [[noreturn]] void fail(ucs_status_t status, const std::string& what, int peer) const;
+  [[noreturn]] void fail(ucs_status_t status, const std::string& what, int peer);
 
   // After a timeout the peers' state is unknown: shutdown then skips the collective wait.
   void mark_broken() { broken_ = true; }
@@ -140,7 +140,7 @@ class UcxWorker {
   ucs_status_t failed_status_ = UCS_OK;
   unsigned idle_polls_ = 0;
   bool broken_ = false;
-  mutable int suspect_ = -1;  // suspect(); fail() records its peer
+  int suspect_ = -1;  // suspect(); fail() records its peer
   bool abandoned_ = false;  // close() left the worker to requests towards a lost peer
   bool quiesced_ = false;
   unsigned call_ = 0;
