@@ -102,7 +102,12 @@ void print_compute(std::FILE* out, const Calibration& c) {
     for (std::size_t i = 0; i < k.edge_sizes.size(); ++i)
       std::fprintf(out, " %s %.0f", size_text(3.0 * k.ranks_per_node * static_cast<double>(k.edge_sizes[i])).c_str(),
                    k.edge_reduce_us[i] / static_cast<double>(k.edge_sizes[i]) * (1 << 20));
-    std::fprintf(out, "\n# the node's cache: %s (every fit uses it, the links' refitted)\n", c.cache_source.c_str());
+    std::fprintf(out, "\n");
+  }
+  if (c.cache_edge_measured) {
+    std::fprintf(out, "# the node's cache: %s; every fit uses it, the links' refitted:\n", c.cache_source.c_str());
+    for (const auto* l : {&c.intra, &c.inter})
+      if (*l) print_fits(out, (*l)->link_class + " exchange", (*l)->exchange);
   }
   std::fflush(out);
 }

@@ -96,6 +96,7 @@ struct Calibration {
   double sample_ms = 20;
   double cache_bytes = 0;    // the split between the regimes; 0: one regime
   std::string cache_source;  // where cache_bytes comes from
+  bool cache_edge_measured = false;  // cache_bytes found by measurement (run.cpp), not sysfs
   std::optional<LinkCalibration> intra, inter;
   ComputeCalibration compute;
 

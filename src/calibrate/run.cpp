@@ -141,6 +141,23 @@ ComputeCalibration measure_compute(ComputeBench& bench, const Settings& o, int r
   return k;
 }
 
+// Every fit redone with `edge` as the node's cache, which `why` explains.
+void use_cache_edge(Calibration& c, double edge, const std::string& why) {
+  c.cache_source = why;
+  c.cache_bytes = edge;
+  c.cache_edge_measured = true;
+  for (auto* l : {&c.intra, &c.inter}) {
+    if (!*l) continue;
+    const std::vector<double> x((*l)->sizes.begin(), (*l)->sizes.end());
+    (*l)->exchange = fit_regimes(x, (*l)->exchange_us, (*l)->working_set, edge, true);
+    if (!(*l)->pingpong_us.empty()) (*l)->pingpong = fit_regimes(x, (*l)->pingpong_us, (*l)->working_set, edge, true);
+  }
+  ComputeCalibration& k = c.compute;
+  const std::vector<double> x(k.sizes.begin(), k.sizes.end());
+  k.reduce = fit_regimes(x, k.reduce_us, k.reduce_working_set, edge);
+  k.copy = fit_regimes(x, k.copy_us, k.copy_working_set, edge);
+}
+
 // The cache a node's ranks effectively have, which on a shared machine (other tenants in the
 // same last-level cache, a replacement policy that is not LRU) is less than sysfs says: the
 // float sum is timed at working sets of 1/8 .. 2 x the sysfs size, in factors of 2, and the
@@ -165,19 +182,11 @@ void find_cache_edge(ComputeBench& bench, Calibration& c, std::size_t max_bytes)
     const double in = i > 0 ? per_rank_factor * static_cast<double>(sizes[i - 1]) : out;
     const double edge = std::sqrt(in * out);
     if (edge >= c.cache_bytes) return;  // sysfs was right
-    c.cache_source = size_text(edge) + " in effect: the float sum's time per byte reached halfway (geometric) from its " +
-                     "in-cache to its beyond-cache rate between working sets of " + size_text(in) + " and " +
-                     size_text(out) + " (the " + c.cache_source + ")";
-    c.cache_bytes = edge;
-    for (auto* l : {&c.intra, &c.inter}) {
-      if (!*l) continue;
-      const std::vector<double> x((*l)->sizes.begin(), (*l)->sizes.end());
-      (*l)->exchange = fit_regimes(x, (*l)->exchange_us, (*l)->working_set, edge, true);
-      if (!(*l)->pingpong_us.empty()) (*l)->pingpong = fit_regimes(x, (*l)->pingpong_us, (*l)->working_set, edge, true);
-    }
-    const std::vector<double> x(k.sizes.begin(), k.sizes.end());
-    k.reduce = fit_regimes(x, k.reduce_us, k.reduce_working_set, edge);
-    k.copy = fit_regimes(x, k.copy_us, k.copy_working_set, edge);
+    const std::string where = i > 0 ? "between working sets of " + size_text(in) + " and " + size_text(out)
+                                    : "at the smallest working set timed, " + size_text(out) + " (the edge is there or below)";
+    use_cache_edge(c, edge,
+                   size_text(edge) + " in effect: the float sum's time per byte reached halfway (geometric) from its " +
+                       "in-cache to its beyond-cache rate " + where + " (the " + c.cache_source + ")");
     return;
   }
 }
