@@ -193,6 +193,16 @@ class Communicator {
   // initialised with MPI_Init_thread(MPI_THREAD_MULTIPLE): Error(Unavailable) otherwise.
   Request allreduce_async(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                           Algorithm algorithm = Algorithm::Auto);
+  // The first allreduce_async calls are collective where they make what the later ones reuse
+  // (the thread's duplicate communicator, one lane per collective in flight, Auto's machine
+  // description, which may be measured): every rank waits there for the others. A program
+  // that interleaves allreduce_async with other collectives at points that differ between
+  // ranks (a gradient ready at another moment on each rank, its own MPI calls between) would
+  // then wait in arlab on one rank and in its own collective on another, forever. Collective:
+  // call this first, at the same point on every rank, and every later allreduce_async returns
+  // without waiting for another rank (as MPI_Iallreduce does). `algorithm`: the one the calls
+  // will use (Auto finds the machine). Same MPI requirement as allreduce_async.
+  void prepare_async(Algorithm algorithm = Algorithm::Auto);
 
   // What Auto would run for `count` elements of `type`, and why. Local, except for the
   // communicator's first plan() or Auto call when it has no topology file: that one finds the
@@ -203,6 +213,7 @@ class Communicator {
   Plan plan(std::size_t count, DataType type, bool in_place = false) const;
 
  private:
+  friend class GradientBucketer;  // its device memory is the engine's
   MPI_Comm comm_ = MPI_COMM_NULL;
   std::unique_ptr<detail::Engine> engine_;
 };

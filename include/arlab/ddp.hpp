@@ -17,8 +17,11 @@
 //     if (step == 0) sync.rebuild();  // buckets in the order gradients actually came
 //   }
 //
-// Host gradients only, so far; the communicator's allreduce_async needs MPI initialised with
-// MPI_THREAD_MULTIPLE.
+// Gradients on a CUDA device (the communicator's, where the build has CUDA) are bucketed in
+// device memory: a bucket's gradients are final once the work queued on BucketOptions::stream
+// has finished, which the bucketer waits for (on the host) when the bucket is complete, before
+// it copies them in and starts the bucket's all-reduce; finish() returns with the results in
+// place. The communicator's allreduce_async needs MPI initialised with MPI_THREAD_MULTIPLE.
 #pragma once
 
 #include <cstddef>
@@ -58,6 +61,9 @@ class CommunicationHook {
                              ReduceOp op, int ranks) = 0;
   virtual void after(std::size_t bucket_index, void* bucket, std::size_t count, DataType type, ReduceOp op,
                      int ranks) = 0;
+  // Whether before() and after() may be handed device memory (buckets of device gradients).
+  // The built-in hooks cast on the CPU: not theirs.
+  virtual bool takes_device_memory() const { return false; }
 };
 
 // Compression: each float or double bucket is divided by the rank count and cast to half
@@ -78,12 +84,21 @@ struct BucketOptions {
   ReduceOp op = ReduceOp::Avg;
   Algorithm algorithm = Algorithm::Auto;
   std::shared_ptr<CommunicationHook> hook;  // none: the bucket itself is all-reduced
+  // Device gradients: the stream whose work produces them (nullptr: the legacy default stream).
+  cudaStream_t stream = nullptr;
+  // Where the buckets live when no gradient has memory of its own (gradient_as_bucket_view with
+  // null data): on the communicator's device if true. Otherwise the gradients decide (all on
+  // the device, or all on the host), and true with host gradients is an Error.
+  bool on_device = false;
 };
 
 class GradientBucketer {
  public:
-  // Collective only through the communicator's later calls; checks the gradients (types,
-  // counts, null data without gradient_as_bucket_view: Error(InvalidArgument)).
+  // Collective (Communicator::prepare_async, so that mark_ready never waits for another
+  // rank, whatever collectives of its own the program makes between); checks the gradients (types,
+  // counts, null data without gradient_as_bucket_view, host and device gradients mixed:
+  // Error(InvalidArgument); device gradients with no device, or with a hook that does not take
+  // device memory: Error(Unavailable)). The communicator must outlive the bucketer.
   GradientBucketer(Communicator& comm, std::vector<Gradient> gradients, BucketOptions options = {});
   ~GradientBucketer();  // waits for buckets still in flight (their errors are dropped)
   GradientBucketer(const GradientBucketer&) = delete;

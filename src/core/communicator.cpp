@@ -117,20 +117,35 @@ void Communicator::allreduce(const void* send, void* recv, std::size_t count, Da
   use(engine_).allreduce_on_stream(send, recv, count, type, op, algorithm, stream);
 }
 
-Request Communicator::allreduce_async(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
-                                      Algorithm algorithm) {
-  detail::Engine& engine = use(engine_);
+namespace {
+
+// The progress thread calls MPI while the caller's may too.
+void needs_thread_multiple(const char* what) {
   int provided = MPI_THREAD_SINGLE;
   MPI_Query_thread(&provided);
   if (provided < MPI_THREAD_MULTIPLE)
     throw Error(Error::Code::Unavailable,
-                "arlab::Communicator::allreduce_async: MPI was initialised with " +
+                std::string("arlab::Communicator::") + what + ": MPI was initialised with " +
                     std::string(provided == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
                                 : provided == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
                                                                     : "MPI_THREAD_SERIALIZED") +
                     ", and the collective runs on a thread of its own that calls MPI while this one may too: "
                     "initialise MPI with MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...)");
+}
+
+}  // namespace
+
+Request Communicator::allreduce_async(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                                      Algorithm algorithm) {
+  detail::Engine& engine = use(engine_);
+  needs_thread_multiple("allreduce_async");
   return Request(engine.allreduce_async(send, recv, count, type, op, algorithm));
+}
+
+void Communicator::prepare_async(Algorithm algorithm) {
+  detail::Engine& engine = use(engine_);
+  needs_thread_multiple("prepare_async");
+  engine.prepare_async(algorithm);
 }
 
 void Request::wait() {

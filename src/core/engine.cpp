@@ -251,25 +251,47 @@ Engine::Issue Engine::issue(const void* send, const void* recv, Algorithm algori
   if (resolved == Algorithm::Auto || resolved == Algorithm::Hierarchical) model_machine();
   if (progress_ && more_lanes_) {
     is.lane = static_cast<int>(issued_++ % static_cast<std::size_t>(*options_.max_in_flight));
-    while (lane_count_ <= static_cast<std::size_t>(is.lane)) {
-      // A rank without the lane would put its later calls on other lanes than its peers:
-      // after a failure here the communicator refuses further calls.
-      MPI_Comm comm = MPI_COMM_NULL;
-      if (issue_comm() != MPI_COMM_NULL && MPI_Comm_dup(issue_comm(), &comm) != MPI_SUCCESS) {
-        broken_ = true;
-        throw Error(Error::Code::Transport, "arlab: MPI_Comm_dup failed making a lane for a collective in flight");
-      }
-      try {
-        lanes_[lane_count_] = std::make_unique<Lane>(comm, comm != MPI_COMM_NULL, more_lanes_(comm), reducer_);
-        ++lane_count_;
-      } catch (...) {
-        broken_ = true;
-        if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-        throw;
-      }
-    }
+    make_lanes(static_cast<std::size_t>(is.lane) + 1);
   }
   return is;
+}
+
+void Engine::make_lanes(std::size_t count) {
+  while (lane_count_ < count) {
+    // A rank without the lane would put its later calls on other lanes than its peers:
+    // after a failure here the communicator refuses further calls.
+    MPI_Comm comm = MPI_COMM_NULL;
+    if (issue_comm() != MPI_COMM_NULL && MPI_Comm_dup(issue_comm(), &comm) != MPI_SUCCESS) {
+      broken_ = true;
+      throw Error(Error::Code::Transport, "arlab: MPI_Comm_dup failed making a lane for a collective in flight");
+    }
+    try {
+      lanes_[lane_count_] = std::make_unique<Lane>(comm, comm != MPI_COMM_NULL, more_lanes_(comm), reducer_);
+      ++lane_count_;
+    } catch (...) {
+      broken_ = true;
+      if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+      throw;
+    }
+  }
+}
+
+void Engine::start_progress() {
+  if (progress_) return;
+  // From here on the progress thread may make collectives on the communicator (the mpi
+  // baseline): the caller's thread makes its own on a duplicate.
+  if (mpi_comm_ != MPI_COMM_NULL && MPI_Comm_dup(mpi_comm_, &issue_comm_) != MPI_SUCCESS)
+    throw Error(Error::Code::Transport, "arlab: MPI_Comm_dup failed starting the progress thread");
+  progress_ = std::make_unique<Progress>();
+}
+
+void Engine::prepare_async(Algorithm algorithm) {
+  if (!valid(algorithm)) invalid("unknown algorithm value " + std::to_string(static_cast<int>(algorithm)));
+  device();  // the caller's CUDA device, as allreduce_async looks for it
+  start_progress();
+  if (more_lanes_) make_lanes(static_cast<std::size_t>(*options_.max_in_flight));
+  const Algorithm resolved = algorithm == Algorithm::Auto ? *options_.algorithm : algorithm;
+  if (resolved == Algorithm::Auto || resolved == Algorithm::Hierarchical) model_machine();
 }
 
 void Engine::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
@@ -283,13 +305,7 @@ std::shared_ptr<AsyncOp> Engine::allreduce_async(const void* send, void* recv, s
                                                  ReduceOp op, Algorithm algorithm) {
   check_arguments(send, recv, count, type, op, algorithm);
   device();  // looked for here, so that CUDA's device is the caller's, not the progress thread's
-  if (!progress_) {
-    // From here on the progress thread may make collectives on the communicator (the mpi
-    // baseline): the caller's thread makes its own on a duplicate.
-    if (mpi_comm_ != MPI_COMM_NULL && MPI_Comm_dup(mpi_comm_, &issue_comm_) != MPI_SUCCESS)
-      throw Error(Error::Code::Transport, "arlab: MPI_Comm_dup failed starting the progress thread");
-    progress_ = std::make_unique<Progress>();
-  }
+  start_progress();
   const Issue is = issue(send, recv, algorithm);
   return progress_->enqueue(
       [=, this](bool to_end) { return start_allreduce(is, send, recv, count, type, op, algorithm, to_end); },

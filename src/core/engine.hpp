@@ -73,6 +73,9 @@ class Engine {
   // Checks the arguments now (Error), queues the call and returns; the op rethrows what failed later.
   std::shared_ptr<AsyncOp> allreduce_async(const void* send, void* recv, std::size_t count, DataType type,
                                            ReduceOp op, Algorithm algorithm);
+  // Communicator::prepare_async: collectively, everything allreduce_async would make on its
+  // first calls (the progress thread's communicator, every lane, Auto's machine).
+  void prepare_async(Algorithm algorithm);
   Plan plan(std::size_t count, DataType type, bool in_place = false) const;
   // Communicator::allreduce with a CUDA stream (arlab.hpp): waits for the stream's earlier work,
   // then the call above; for nccl, ncclAllReduce enqueued on the stream. Unavailable without a device.
@@ -90,7 +93,15 @@ class Engine {
   // How many lanes exist (1 until the first asynchronous call needs a second).
   std::size_t lanes() const { return lane_count_; }
 
+  // The device, looked for on first use (CUDA); nullptr without one, device_why() saying why.
+  DeviceMemory* device();
+  const std::string& device_why() const { return device_why_; }
+
  private:
+  // Starts the progress thread (and the caller's duplicate communicator) unless it runs.
+  void start_progress();
+  // Makes lanes until there are `count` (collective over issue_comm(); a failure breaks the engine).
+  void make_lanes(std::size_t count);
   // A transport with what runs on it: one collective at a time.
   struct Lane {
     Lane(MPI_Comm c, bool own, std::unique_ptr<Transport> t, Reducer& reducer)
@@ -124,8 +135,6 @@ class Engine {
   // be advanced in pieces), else the run for the progress thread to advance.
   std::unique_ptr<InFlight> start_allreduce(const Issue& is, const void* send, void* recv, std::size_t count,
                                             DataType type, ReduceOp op, Algorithm algorithm, bool to_end);
-  // The device, looked for on first use (CUDA); nullptr without one, device_why_ saying why.
-  DeviceMemory* device();
   // Whether the call's buffers are device memory: both, or neither (else InvalidArgument).
   bool on_device(const void* send, const void* recv);
   // `start` in issue order: directly while no asynchronous call was ever made.

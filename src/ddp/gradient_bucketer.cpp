@@ -4,9 +4,11 @@
 #include <cstring>
 #include <exception>
 #include <numeric>
+#include <utility>
 #include <string>
 
 #include "arlab/ddp.hpp"
+#include "core/engine.hpp"
 #include "ddp/bucket_plan.hpp"
 
 namespace arlab {
@@ -17,6 +19,75 @@ namespace {
   throw Error(Error::Code::InvalidArgument, "arlab::GradientBucketer: " + what);
 }
 
+// A bucket's memory: host bytes, or device memory of the communicator's device.
+class BucketMemory {
+ public:
+  BucketMemory() = default;
+  BucketMemory(detail::DeviceMemory* device, std::size_t bytes) : device_(device), bytes_(bytes) {
+    if (!device_) {
+      host_.assign(bytes, std::byte{0});
+      return;
+    }
+    if (bytes == 0) return;
+    data_ = device_->alloc_device(bytes);
+    const std::vector<std::byte> zeros(bytes, std::byte{0});  // as the host buckets start
+    device_->to_device(data_, zeros.data(), bytes);
+    device_->synchronize();
+  }
+  BucketMemory(BucketMemory&& o) noexcept
+      : device_(o.device_), data_(std::exchange(o.data_, nullptr)), bytes_(o.bytes_), host_(std::move(o.host_)) {}
+  BucketMemory& operator=(BucketMemory&& o) noexcept {
+    if (this != &o) {
+      release();
+      device_ = o.device_;
+      data_ = std::exchange(o.data_, nullptr);
+      bytes_ = o.bytes_;
+      host_ = std::move(o.host_);
+    }
+    return *this;
+  }
+  ~BucketMemory() { release(); }
+  std::byte* data() { return device_ ? static_cast<std::byte*>(data_) : host_.data(); }
+
+ private:
+  void release() noexcept {
+    if (device_ && data_) device_->free_device(data_);
+    data_ = nullptr;
+  }
+  detail::DeviceMemory* device_ = nullptr;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::vector<std::byte> host_;
+};
+
+// The communicator's device when the buckets belong on it (the gradients are device memory,
+// or there are none of their own and options.on_device), else nullptr: the host.
+detail::DeviceMemory* device_side(detail::Engine& engine, const std::vector<Gradient>& gradients,
+                                  const BucketOptions& options) {
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::size_t first_device = none, first_host = none;
+  detail::DeviceMemory* device = engine.device();  // nullptr without one: every pointer is host memory
+  for (std::size_t i = 0; i < gradients.size(); ++i) {
+    if (!gradients[i].data || gradients[i].count == 0) continue;
+    const bool on = device && device->classify(gradients[i].data) != detail::DeviceMemory::Kind::Host;
+    std::size_t& first = on ? first_device : first_host;
+    if (first == none) first = i;
+  }
+  if (first_device != none && first_host != none)
+    invalid("gradient " + std::to_string(first_device) + " is device memory and gradient " +
+            std::to_string(first_host) + " host memory; a bucketer's gradients must all be on one side");
+  if (options.on_device && first_host != none)
+    invalid("on_device is set, but gradient " + std::to_string(first_host) + " is host memory");
+  if (first_device == none && !options.on_device) return nullptr;
+  if (!device)
+    throw Error(Error::Code::Unavailable, "arlab::GradientBucketer: on_device needs a CUDA device: " + engine.device_why());
+  if (options.hook && !options.hook->takes_device_memory())
+    throw Error(Error::Code::Unavailable, "arlab::GradientBucketer: the '" + options.hook->name() +
+                                              "' hook does not take device memory (it runs on the CPU); its "
+                                              "buckets here would be on " + device->name());
+  return device;
+}
+
 }  // namespace
 
 struct GradientBucketer::State {
@@ -25,7 +96,7 @@ struct GradientBucketer::State {
     std::vector<std::size_t> offsets;  // element offset of each member
     std::size_t count = 0;
     DataType type = DataType::Float32;
-    std::vector<std::byte> storage;
+    BucketMemory storage;
     std::size_t unmarked = 0;
     bool launched = false;
     Request request;
@@ -36,6 +107,7 @@ struct GradientBucketer::State {
 
   Communicator& comm;
   BucketOptions options;
+  detail::DeviceMemory* device = nullptr;  // set when the gradients (and buckets) are device memory
   std::vector<Gradient> gradients;
   std::vector<Bucket> buckets;
   std::vector<Place> place;              // per gradient
@@ -69,15 +141,17 @@ struct GradientBucketer::State {
         b.count += gradients[i].count;
       }
       b.members = std::move(members);
-      b.storage.assign(b.count * size_of(b.type), std::byte{0});
+      b.storage = BucketMemory(device, b.count * size_of(b.type));
       buckets.push_back(std::move(b));
     }
-    if (!old.empty() && options.gradient_as_bucket_view)
+    if (!old.empty() && options.gradient_as_bucket_view) {
       for (std::size_t i = 0; i < gradients.size(); ++i) {
-        const Bucket& from = old[old_place[i].bucket];
-        std::memcpy(at(i), from.storage.data() + old_place[i].offset * size_of(from.type),
-                    gradients[i].count * size_of(gradients[i].type));
+        Bucket& from = old[old_place[i].bucket];
+        copy(from.storage.data() + old_place[i].offset * size_of(from.type), at(i),
+             gradients[i].count * size_of(gradients[i].type));
       }
+      if (device) device->synchronize();  // before the old buckets' memory goes
+    }
     start_step();
   }
 
@@ -92,8 +166,31 @@ struct GradientBucketer::State {
     // Buckets with no gradients (none) or only empty ones start when reached, like the others.
   }
 
+  // A copy within the buckets' side: on the device's compute stream (synchronize() to wait),
+  // or at once on the host.
+  void copy(const void* from, void* to, std::size_t bytes) {
+    if (bytes == 0) return;
+    if (device)
+      device->copy(from, to, bytes);
+    else
+      std::memcpy(to, from, bytes);
+  }
+
   void launch(std::size_t k) {
     Bucket& b = buckets[k];
+    if (device) {
+      // The gradients are final once their stream's work is done; then copied in (without
+      // views; on the host this was done by mark_ready), and the copies finished before the
+      // all-reduce's transfers read the bucket.
+      device->wait_for_stream(options.stream);
+      if (!options.gradient_as_bucket_view) {
+        for (std::size_t m = 0; m < b.members.size(); ++m) {
+          const Gradient& g = gradients[b.members[m]];
+          copy(g.data, b.storage.data() + b.offsets[m] * size_of(b.type), g.count * size_of(g.type));
+        }
+        device->synchronize();
+      }
+    }
     HookPayload payload{b.storage.data(), b.count, b.type, options.op};
     if (options.hook) payload = options.hook->before(k, b.storage.data(), b.count, b.type, options.op, comm.size());
     b.request = comm.allreduce_async(payload.data, payload.data, payload.count, payload.type, payload.op,
@@ -127,6 +224,9 @@ GradientBucketer::GradientBucketer(Communicator& comm, std::vector<Gradient> gra
     if (!g.data && g.count > 0 && !s_->options.gradient_as_bucket_view)
       invalid("gradient " + std::to_string(i) + " has no memory (data is null) and gradient_as_bucket_view is off");
   }
+  s_->device = device_side(*comm.engine_, s_->gradients, s_->options);
+  // Collective: from here on mark_ready never waits for another rank (Communicator::prepare_async).
+  comm.prepare_async(s_->options.algorithm);
   std::vector<std::size_t> order(s_->gradients.size());
   std::iota(order.rbegin(), order.rend(), std::size_t{0});  // backward's order: the last first
   s_->layout(order);
@@ -146,7 +246,7 @@ void GradientBucketer::mark_ready(std::size_t i) {
   s.marked[i] = true;
   s.ready_order.push_back(i);
   const Gradient& g = s.gradients[i];
-  if (!s.options.gradient_as_bucket_view && g.count) std::memcpy(s.at(i), g.data, g.count * size_of(g.type));
+  if (!s.options.gradient_as_bucket_view && !s.device) s.copy(g.data, s.at(i), g.count * size_of(g.type));
   --s.buckets[s.place[i].bucket].unmarked;
   s.launch_ready();
 }
@@ -172,11 +272,13 @@ void GradientBucketer::finish() {
     }
     b.launched = false;
   }
-  if (!failure && !s.options.gradient_as_bucket_view)
+  if (!failure && !s.options.gradient_as_bucket_view) {
     for (std::size_t i = 0; i < s.gradients.size(); ++i) {
       const Gradient& g = s.gradients[i];
-      if (g.count) std::memcpy(g.data, s.at(i), g.count * size_of(g.type));
+      s.copy(s.at(i), g.data, g.count * size_of(g.type));
     }
+    if (s.device) s.device->synchronize();  // the results in place when finish() returns
+  }
   s.last_order = s.ready_order;
   s.start_step();
   if (failure) std::rethrow_exception(failure);

@@ -199,6 +199,52 @@ TEST(Async, BlockingCallsTakeTheirTurnAmongQueuedOnes) {
   EXPECT_TRUE(everywhere(ok));
 }
 
+// After prepare_async, issuing never waits for another rank: rank 0 issues its calls before
+// its own MPI_Allreduce, the others after it, on every transport's communicator (with the
+// first calls making lanes and finding Auto's machine there, rank 0 would wait in arlab for
+// ranks waiting in MPI_Allreduce for it: a hang, as a training job's).
+TEST(Async, AfterPrepareIssuingNeverWaitsForAnotherRank) {
+  if (single_threaded_mpi()) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
+  const int rank = world_rank();
+  bool ok = true;
+  std::string failure;
+  for (TransportKind t : {TransportKind::Mpi, TransportKind::Ucx, TransportKind::UcxRma}) {
+    if (!arlab::transport_available(t)) continue;
+    arlab::Options o;
+    o.transport = t;
+    arlab::Communicator comm(MPI_COMM_WORLD, o);
+    comm.prepare_async();
+    std::vector<Call> calls;
+    std::vector<arlab::Request> requests;
+    calls.reserve(8);
+    const auto issue = [&] {
+      for (int i = 0; i < 8; ++i) {  // more than the lanes in flight; every algorithm, Auto among them
+        calls.push_back(make_call(i * 11 + 5, rank, comm.rank()));
+        Call& c = calls.back();
+        requests.push_back(comm.allreduce_async(c.send.data(), c.recv.data(), c.count, c.type, c.op, c.algorithm));
+      }
+    };
+    int one = 1, ranks = 0;
+    if (rank == 0) issue();
+    MPI_Allreduce(&one, &ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank != 0) issue();
+    for (std::size_t k = 0; k < calls.size(); ++k)
+      MPI_Allreduce(calls[k].send.data(), calls[k].want.data(), static_cast<int>(calls[k].count), calls[k].mpi_type,
+                    calls[k].mpi_op, MPI_COMM_WORLD);
+    for (std::size_t k = 0; k < requests.size(); ++k) {
+      requests[k].wait();
+      if (calls[k].recv != calls[k].want && ok) {
+        ok = false;
+        failure = arlab::to_string(t) + " call " + std::to_string(k) + " " + arlab::to_string(calls[k].algorithm);
+      }
+    }
+    int p = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    if (ranks != p) ok = false;
+  }
+  EXPECT_TRUE(everywhere(ok)) << "rank " << rank << ": " << failure;
+}
+
 TEST(Async, AnEmptyRequestIsDone) {
   arlab::Request r;
   EXPECT_FALSE(r.valid());

@@ -66,17 +66,26 @@ Model reference(arlab::Communicator& comm, int step = 0) {
 
 bool same(const Model& a, const Model& b) { return a.f == b.f && a.d == b.d; }
 
-// Marks every gradient in an order of this rank's own, with host work between.
+// Marks the gradients in `order`, with the program's own MPI between (every rank makes the
+// same MPI calls, at points of its own in the order).
+void mark_in_order(arlab::GradientBucketer& sync, const std::vector<std::size_t>& order) {
+  for (std::size_t i : order) {
+    volatile double sink = 0;
+    for (int w = 0; w < 2000; ++w) sink = sink + std::sqrt(static_cast<double>(w));
+    int one = 1, sum = 0;
+    if (i % 5 == 0) MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    sync.mark_ready(i);
+  }
+}
+
+// Every gradient in an order of this rank's own (so a bucket starts before a given
+// MPI_Allreduce on one rank and after it on another: it must never wait there for another).
 void backward(arlab::GradientBucketer& sync, std::size_t n, unsigned seed) {
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = n - 1 - i;
   std::mt19937 rng(seed);
   std::shuffle(order.begin(), order.end(), rng);
-  for (std::size_t i : order) {
-    volatile double sink = 0;
-    for (int w = 0; w < 2000; ++w) sink = sink + std::sqrt(static_cast<double>(w));
-    sync.mark_ready(i);
-  }
+  mark_in_order(sync, order);
 }
 
 arlab::BucketOptions small_buckets() {
@@ -181,9 +190,11 @@ TEST(Bucketer, RebuildFollowsRankZerosOrder) {
   Model m(comm.rank());
   arlab::GradientBucketer sync(comm, m.grads, small_buckets());
   // Rank 0 marks in registration order (forward), the others in a shuffled one.
-  if (comm.rank() == 0)
-    for (std::size_t i = 0; i < m.grads.size(); ++i) sync.mark_ready(i);
-  else
+  if (comm.rank() == 0) {
+    std::vector<std::size_t> forward(m.grads.size());
+    for (std::size_t i = 0; i < forward.size(); ++i) forward[i] = i;
+    mark_in_order(sync, forward);
+  } else
     backward(sync, m.grads.size(), 5u + static_cast<unsigned>(comm.rank()));
   sync.finish();
   sync.rebuild();

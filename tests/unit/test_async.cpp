@@ -194,6 +194,45 @@ TEST(Async, OneInFlightRunsTheCallsOneAtATimeOnOneTransport) {
   }
 }
 
+// prepare_async makes every lane and finds Auto's machine at once, so that the calls after it
+// make nothing collective; they then run exactly as without it.
+TEST(Async, PrepareMakesEveryLaneBeforeTheFirstCall) {
+  for (int max : {1, 3}) {
+    Options o = test_options();
+    o.max_in_flight = max;
+    const int p = 3;
+    std::vector<std::string> failures(p);
+    on_threads(p, o, [&](Engine& engine, int rank) {
+      if (engine.lanes() != 1) failures[rank] = "lanes before " + std::to_string(engine.lanes());
+      engine.prepare_async(Algorithm::Auto);
+      engine.prepare_async(Algorithm::Auto);  // again: nothing more
+      if (engine.lanes() != static_cast<std::size_t>(max))
+        failures[rank] = "lanes after prepare " + std::to_string(engine.lanes());
+      std::vector<Buffers2> bufs;
+      std::vector<std::shared_ptr<AsyncOp>> ops;
+      bufs.reserve(6);
+      for (int i = 0; i < 6; ++i) {
+        const CallSpec s = spec(i, p);
+        bufs.push_back(inputs(s, rank));
+        ops.push_back(engine.allreduce_async(bufs[i].send.data(), bufs[i].out(), s.count, s.type, s.op, s.algorithm));
+      }
+      for (int i = 0; i < 6; ++i) {
+        ops[i]->wait();
+        ops[i]->rethrow();
+        const CallSpec s = spec(i, p);
+        if (std::memcmp(bufs[i].out(), reference(s.type, s.count, p, s.op).data(), s.count * size_of(s.type)) != 0)
+          failures[rank] = "call " + std::to_string(i);
+      }
+      if (engine.lanes() != static_cast<std::size_t>(max)) failures[rank] = "lanes at the end " + std::to_string(engine.lanes());
+    });
+    for (int r = 0; r < p; ++r) EXPECT_EQ(failures[r], "") << "max_in_flight " << max << " rank " << r;
+  }
+  Options o = test_options();
+  on_threads(2, o, [&](Engine& engine, int) {
+    EXPECT_THROW(engine.prepare_async(static_cast<Algorithm>(99)), Error);
+  });
+}
+
 TEST(Async, TestTurnsTrueWithoutWait) {
   on_threads(2, test_options(), [&](Engine& engine, int rank) {
     auto data = fill(DataType::Float32, 100000, rank, ReduceOp::Sum);
