@@ -59,6 +59,9 @@ std::string link_block(const LinkCalibration& l) {
                 l.rank_b);
   o += "    # all-reduce step), " + in_cache_span(l.sizes, l.exchange) + ": t = alpha + bytes / bandwidth, " +
        residual(l.exchange.in_cache) + (l.exchange.in_cache.clamped ? " (alpha clamped at 0)" : "") + ".\n";
+  if (l.exchange.in_cache.marginal)
+    o += "    # The bandwidth is the two largest sizes' marginal rate (what passes faster at a message's start,\n"
+         "    # a token bucket's burst or a window opening, cancels); alpha is the least-squares fit's.\n";
   if (!l.pingpong_us.empty())
     o += format("    # Ping-pong, one way: %.3g us at %s; its own fit %.3g us + bytes / %.3g GB/s (%s).\n",
                 l.pingpong_us.front(), size_text(static_cast<double>(l.sizes.front())).c_str(),

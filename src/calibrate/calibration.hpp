@@ -31,6 +31,9 @@ struct Settings {
   double sample_ms = 20;                   // target length of one timed sample
   int samples = 5;                         // timed samples per size (the median is kept)
   double timeout_s = 300;                  // a message that waits longer fails
+  // Between nodes, stop the sweep before a size whose exchange would take longer than this
+  // (sweep_within_time); 0: every size (arlab-calibrate). The self-calibration's budget.
+  double slow_size_ms = 0;
 };
 
 // MIN, MIN*FACTOR, ... <= MAX; with `multiple` > 1, rounded down to multiples of it, zeros and

@@ -158,6 +158,29 @@ RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std:
   return r;
 }
 
+bool use_marginal_slope(RegimeFit& f, std::span<const double> x, std::span<const double> y) {
+  check(x, y);
+  const std::size_t n = x.size();
+  if (n < 2 || f.is_beyond.size() != n || f.is_beyond[n - 1] != f.is_beyond[n - 2] || x[n - 1] <= x[n - 2]) return false;
+  const bool beyond = f.is_beyond[n - 1] && f.beyond;
+  LineFit& line = beyond ? *f.beyond : f.in_cache;
+  const double slope = (y[n - 1] - y[n - 2]) / (x[n - 1] - x[n - 2]);
+  if (!(slope > 0) || y[n - 2] < 10 * y[0]) return false;  // not transfer-dominated
+  line.slope = slope;
+  line.marginal = true;
+  // A step (fit_step_line) above which the line now runs through the largest size; one that
+  // would not step up was the burst taken for a protocol switch, and goes.
+  if (line.step_bytes > 0) {
+    line.intercept_above = y[n - 1] - slope * x[n - 1];
+    if (line.intercept_above <= line.intercept) line.step_bytes = line.step_next = line.intercept_above = 0;
+  }
+  std::vector<double> xs, ys;
+  for (std::size_t i = 0; i < n; ++i)
+    if ((f.is_beyond[i] && f.beyond) == beyond) xs.push_back(x[i]), ys.push_back(y[i]);
+  residuals(line, xs, ys);
+  return true;
+}
+
 std::vector<LatencyPoint> latency_points(std::span<const double> x, std::span<const double> y, double slope) {
   check(x, y);
   std::vector<LatencyPoint> out;

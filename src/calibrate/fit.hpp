@@ -24,6 +24,7 @@ struct LineFit {
   double rms_rel = 0;    // root mean square of (measured - fitted) / measured
   double max_rel = 0;    // the largest |measured - fitted| / measured
   bool clamped = false;  // the free intercept came out negative and was set to zero
+  bool marginal = false;  // the slope is the two largest sizes' marginal rate (use_marginal_slope)
   std::size_t points = 0;
   // A step (fit_step_line): sizes above step_bytes have intercept_above instead of intercept,
   // the same slope. step_bytes = 0: no step. step_next is the smallest measured size above it.
@@ -68,6 +69,17 @@ struct RegimeFit {
 // shares the intercept above the step.
 RegimeFit fit_regimes(std::span<const double> x, std::span<const double> y, std::span<const double> working_set,
                       double cache_bytes, bool step = false);
+
+// A network link's steady rate: the slope of the regime holding the two largest sizes becomes
+// their marginal time per byte, (y[n-1] - y[n-2]) / (x[n-1] - x[n-2]), when that is positive
+// and both take at least 10x the smallest size's time (transfer-dominated); `marginal` is set
+// and the residuals recomputed over that regime's points. What passes faster at a message's
+// start (a token bucket's burst, TCP's window opening) is the same in both sizes and cancels,
+// where the least-squares slope, which weighs small sizes alike, takes some of it for rate
+// (and fit_step_line may take the burst for a protocol step). A step is kept with the line
+// above it through the largest size, or dropped where that would not step up. Returns
+// whether the slope changed.
+bool use_marginal_slope(RegimeFit& f, std::span<const double> x, std::span<const double> y);
 
 // Latencies measured one size at a time, for a link whose latency rises gradually between the
 // protocol's steps: at each size from the smallest, the exchange time less bytes x slope, up to

@@ -307,4 +307,24 @@ ComputeBench::Sweep ComputeBench::sweep(const std::vector<std::size_t>& sizes, b
   return out;
 }
 
+LinkBench::Sweep sweep_within_time(const std::function<LinkBench::Sweep(const std::vector<std::size_t>&)>& sweep,
+                                   const std::vector<std::size_t>& sizes, double max_ms,
+                                   std::vector<std::size_t>& measured) {
+  measured.clear();
+  for (std::size_t n : sizes)
+    if (n <= (std::size_t{1} << 20)) measured.push_back(n);
+  if (measured.empty() && !sizes.empty()) measured.push_back(sizes.front());
+  LinkBench::Sweep out = sweep(measured);
+  for (std::size_t n : sizes) {
+    if (n <= measured.back()) continue;
+    const double per_byte = out.exchange_us.back() / static_cast<double>(measured.back());
+    if (per_byte * static_cast<double>(n) > max_ms * 1e3) break;
+    const LinkBench::Sweep one = sweep({n});
+    measured.push_back(n);
+    out.exchange_us.push_back(one.exchange_us.front());
+    if (!one.pingpong_us.empty()) out.pingpong_us.push_back(one.pingpong_us.front());
+  }
+  return out;
+}
+
 }  // namespace arlab::calib

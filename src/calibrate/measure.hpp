@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "exec/executor.hpp"
@@ -102,5 +103,14 @@ class ComputeBench {
   Timing timing_;
   std::vector<float> a_, b_, out_;
 };
+
+// The sizes up to 1 MiB (at least the first) measured with `sweep`, then each larger one
+// whose exchange, at the time per byte of the largest measured so far, would take at most
+// `max_ms`, one at a time, in order, stopping at the first that would not. `measured` gets the
+// sizes measured. Each rank must see the same times (LinkBench's are the slowest rank's), so
+// that all measure the same sizes.
+LinkBench::Sweep sweep_within_time(const std::function<LinkBench::Sweep(const std::vector<std::size_t>&)>& sweep,
+                                   const std::vector<std::size_t>& sizes, double max_ms,
+                                   std::vector<std::size_t>& measured);
 
 }  // namespace arlab::calib

@@ -43,14 +43,14 @@ std::string mpi_library() {
   return s.substr(0, std::min(s.find(','), s.find('\n')));
 }
 
-// Ranks 0 and b, `same_node` or not; a send and a receive buffer of n bytes on each.
+// Ranks 0 and b, `same_node` or not; a send and a receive buffer of n bytes on each. Within a
+// node every size; between nodes, with o.slow_size_ms, those that sweep_within_time affords.
 LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bool same_node,
                              const Settings& o, const std::vector<std::size_t>& sizes, double cache_bytes,
                              int ranks, int per_node) {
   LinkCalibration l;
   l.link_class = link_class;
   l.rank_b = b;
-  l.sizes = sizes;
   l.cpu_copies = same_node;  // processes of one node share memory: their CPUs copy the messages
   // Ranks exchanging at once: the pair, or with --all-pairs every rank r with a pair r +- b
   // (LinkBench::sweep); node 0's of them share its cache, each with a send and a receive buffer.
@@ -65,16 +65,20 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
       if (r < per_node) ++on_node;
     }
   }
-  for (std::size_t n : sizes) l.working_set.push_back(on_node * 2.0 * static_cast<double>(n));
-  auto sweep = bench.sweep(0, b, sizes, o.all_pairs, o.comparisons);
+  const auto measure = [&](const std::vector<std::size_t>& some) { return bench.sweep(0, b, some, o.all_pairs, o.comparisons); };
+  const bool all = same_node || o.slow_size_ms <= 0;
+  auto sweep = all ? measure(sizes) : sweep_within_time(measure, sizes, o.slow_size_ms, l.sizes);
+  if (all) l.sizes = sizes;
+  for (std::size_t n : l.sizes) l.working_set.push_back(on_node * 2.0 * static_cast<double>(n));
   l.pingpong_us = std::move(sweep.pingpong_us);
   l.exchange_us = std::move(sweep.exchange_us);
-  const auto run_cost = bench.run_cost(0, b, sizes.front(), o.all_pairs, per_node == ranks);
+  const auto run_cost = bench.run_cost(0, b, l.sizes.front(), o.all_pairs, per_node == ranks);
   l.call_us = run_cost.call_us;
   l.chained_run_us = run_cost.chained_us;
-  const std::vector<double> x(sizes.begin(), sizes.end());
+  const std::vector<double> x(l.sizes.begin(), l.sizes.end());
   if (!l.pingpong_us.empty()) l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
   l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes, true);
+  if (!same_node) use_marginal_slope(l.exchange, x, l.exchange_us);  // a network's steady rate
   if (same_node) {
     // The write-back cost, where a peer's CPU reads the bytes: from 8 KiB (below, under half
     // a microsecond a call) to 2 MiB (past the cores' own caches it has faded), sizes a
@@ -99,25 +103,18 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
 }
 
 // Whether a node's ranks share one port to the other nodes: a 4 MiB exchange with every rank
-// paired across at once against one pair alone. With one port (a NIC per node) each of the
-// per_node pairs gets about 1/per_node of it, with a port per rank about all of it; the verdict
-// is the side of the midpoint the ratio falls on. Shared, the link's rates must be the lone
-// pair's (the walk then lets the node's messages take turns on the port): measured again
-// without --all-pairs if it was on.
-void detect_shared_port(LinkBench& bench, LinkCalibration& l, const Settings& o, const std::vector<std::size_t>& sizes,
-                        double cache_bytes, int ranks, int per_node) {
+// paired across at once, over one pair alone (4 MiB also where the sweep stops below it: a
+// token bucket's burst lets the first 256 KB of a smaller one pass at once, which made 2 MiB
+// read 1.39x in one of two runs where 4 MiB read 2.06-2.08x). With one port (a NIC per node)
+// each of the per_node pairs gets about 1/per_node of it, with a port per rank about all of
+// it; the verdict is the side of the midpoint the ratio falls on. Measured before the link's
+// sweep, so that the sweep runs once, as the verdict needs: shared, the link's rates must be
+// the lone pair's (the walk then lets the node's messages take turns on the port).
+double shared_port_ratio(LinkBench& bench, int b, const std::vector<std::size_t>& sizes) {
   const std::vector<std::size_t> probe{std::min<std::size_t>(sizes.back(), std::size_t{4} << 20)};
-  const double alone = bench.sweep(0, l.rank_b, probe, false, false).exchange_us.front();
-  const double together = bench.sweep(0, l.rank_b, probe, true, false).exchange_us.front();
-  l.shared_ratio = alone > 0 ? together / alone : 0;
-  l.shared_by_node = l.shared_ratio >= 0.5 * (1.0 + per_node);
-  if (!l.shared_by_node || !o.all_pairs) return;
-  Settings lone = o;
-  lone.all_pairs = false;
-  const double ratio = l.shared_ratio;
-  l = measure_link(bench, "inter", l.rank_b, false, lone, sizes, cache_bytes, ranks, per_node);
-  l.shared_ratio = ratio;
-  l.shared_by_node = true;
+  const double alone = bench.sweep(0, b, probe, false, false).exchange_us.front();
+  const double together = bench.sweep(0, b, probe, true, false).exchange_us.front();
+  return alone > 0 ? together / alone : 0;
 }
 
 // Every rank at once; the `per_node` ranks of a node share its cache: out = a + b touches 3n
@@ -266,8 +263,13 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
       if (observe) observe(Stage::Link, c);
     }
     if (c.nodes >= 2) {
-      c.inter = measure_link(bench, "inter", per_node, false, o, sizes, c.cache_bytes, size, per_node);
-      if (per_node >= 2) detect_shared_port(bench, *c.inter, o, sizes, c.cache_bytes, size, per_node);
+      Settings across = o;
+      double ratio = 0;
+      const bool shared = per_node >= 2 && (ratio = shared_port_ratio(bench, per_node, sizes)) >= 0.5 * (1.0 + per_node);
+      if (shared) across.all_pairs = false;
+      c.inter = measure_link(bench, "inter", per_node, false, across, sizes, c.cache_bytes, size, per_node);
+      c.inter->shared_ratio = ratio;
+      c.inter->shared_by_node = shared;
       if (observe) observe(Stage::Link, c);
     }
   }  // the transport's shutdown is collective: every rank is here

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "calibrate_options.hpp"
+#include "calibrate/measure.hpp"
 #include "calibrate/node_cache.hpp"
 #include "model/topology.hpp"
 
@@ -411,6 +412,77 @@ struct FakeSysfs {
     std::ofstream(dir / "shared_cpu_list") << shared << "\n";
   }
 };
+
+// A slow link's sweep stops where one exchange would pass a tenth of a second; a fast one's
+// measures every size. The sizes up to 1 MiB go in one sweep (their rounds interleaved), the
+// larger ones one at a time.
+// A token bucket lets a message's first 256 KB through at once: t = alpha + (bytes - burst) / R
+// above the burst. The least-squares slope takes part of the burst for rate; the marginal rate
+// of the two largest sizes is R exactly.
+TEST(CalibrateFit, TheMarginalRateCancelsATokenBucketsBurst) {
+  const auto x = sweep(8, 8 << 20, 4);
+  const double burst = 256 << 10, per_byte = 1e-3 / 0.125;  // 1 Gbit/s
+  std::vector<double> y, ws;
+  for (double b : x) {
+    y.push_back(12 + std::max(0.0, b - burst) * per_byte + std::min(b, burst) * 1e-3 / 3);  // the burst at 3 GB/s
+    ws.push_back(2 * b);
+  }
+  RegimeFit f = fit_regimes(x, y, ws, 0, true);
+  EXPECT_LT(f.in_cache.slope, 0.97 * per_byte);  // the burst read as rate
+  ASSERT_TRUE(use_marginal_slope(f, x, y));
+  EXPECT_NEAR(f.in_cache.slope, per_byte, 1e-9 * per_byte);
+  EXPECT_TRUE(f.in_cache.marginal);
+  EXPECT_EQ(f.in_cache.step_bytes, 0);  // the burst had passed for a protocol step: gone
+  // alpha + bytes x R: above the time by what the burst saved (2 ms of 65), never below it.
+  EXPECT_GE(f.in_cache.at(x.back()), y.back());
+  EXPECT_LT(f.in_cache.at(x.back()), 1.04 * y.back());
+  // Small sizes only (latency-bound): left alone.
+  const std::vector<double> xs(x.begin(), x.begin() + 4), ys(y.begin(), y.begin() + 4), wss(ws.begin(), ws.begin() + 4);
+  RegimeFit small = fit_regimes(xs, ys, wss, 0, true);
+  const double before = small.in_cache.slope;
+  EXPECT_FALSE(use_marginal_slope(small, xs, ys));
+  EXPECT_EQ(small.in_cache.slope, before);
+  EXPECT_FALSE(small.in_cache.marginal);
+}
+
+TEST(CalibrateSweep, ASlowLinkStopsWhereAnExchangeWouldTakeTooLong) {
+  std::vector<std::size_t> sizes;
+  for (const double b : sweep(8, 32 << 20, 4)) sizes.push_back(static_cast<std::size_t>(b));
+  const auto run = [&](double gbps, bool pingpong, std::vector<std::vector<std::size_t>>& calls) {
+    std::vector<std::size_t> measured;
+    const auto fake = [&](const std::vector<std::size_t>& some) {
+      calls.push_back(some);
+      LinkBench::Sweep out;
+      for (std::size_t n : some) {
+        out.exchange_us.push_back(10 + static_cast<double>(n) * 1e-3 / gbps);
+        if (pingpong) out.pingpong_us.push_back(8 + static_cast<double>(n) * 1e-3 / gbps);
+      }
+      return out;
+    };
+    const LinkBench::Sweep got = sweep_within_time(fake, sizes, 100, measured);
+    EXPECT_EQ(got.exchange_us.size(), measured.size());
+    EXPECT_EQ(got.pingpong_us.size(), pingpong ? measured.size() : 0u);
+    for (std::size_t i = 0; i < measured.size(); ++i)
+      EXPECT_DOUBLE_EQ(got.exchange_us[i], 10 + static_cast<double>(measured[i]) * 1e-3 / gbps);
+    return measured;
+  };
+  std::vector<std::vector<std::size_t>> calls;
+  auto measured = run(0.125, true, calls);  // 1 Gbit/s: 8 MiB takes 67 ms, 32 MiB 268 ms
+  ASSERT_FALSE(measured.empty());
+  EXPECT_EQ(measured.back(), std::size_t{8} << 20);
+  EXPECT_EQ(measured.size(), 11u);
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls[0].back(), std::size_t{512} << 10);  // 8 B .. 512 KiB at once, then one by one
+  EXPECT_EQ(calls[1], std::vector<std::size_t>{std::size_t{2} << 20});
+  EXPECT_EQ(calls[2], std::vector<std::size_t>{std::size_t{8} << 20});
+  calls.clear();
+  measured = run(10, false, calls);  // shared memory: every size
+  EXPECT_EQ(measured, sizes);
+  calls.clear();
+  measured = run(0.002, false, calls);  // 16 Mbit/s: 512 KiB already takes 262 ms
+  EXPECT_EQ(measured.back(), std::size_t{512} << 10);
+  EXPECT_EQ(calls.size(), 1u);
+}
 
 TEST(CalibrateCache, ReadsTheLastLevelFromSysfs) {
   {
