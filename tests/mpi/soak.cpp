@@ -10,7 +10,9 @@
 // reduction as the MPI_Op), and an out-of-place send buffer must come back untouched.
 // One call in four is issued with allreduce_async and collected (waited for and checked)
 // only after up to three more calls, so that several are in flight at once on one or more
-// communicators, beside the blocking ones and the world's own MPI calls (--no-async: none).
+// communicators, beside the blocking ones and the world's own MPI calls (--no-async: none);
+// each is issued before its reference's MPI_Allreduce on even ranks and after it on odd ones,
+// so the communicators are prepared (prepare_async) and issuing must never wait for a peer.
 // Any failure prints the seed, the call and one command that replays it.
 //
 //   mpirun -np 3 arlab-soak --seconds 60                  random calls for 60 s
@@ -288,7 +290,10 @@ void issue(Issued& call, std::vector<Comm>& comms, Buffers& shared, const Config
   fill(s.type, s.count, world_rank(), s.op, s.salt, b.input.data());
   std::memcpy(call.send, b.input.data(), bytes);
   if (!s.in_place) std::memset(call.recv, 0x77, bytes);  // poison: every element must be written
-  arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
+  // An asynchronous call is issued before the reference's MPI_Allreduce on even ranks and
+  // after it on odd ones: issuing must never wait for another rank (prepare_async, in main).
+  const bool reference_first = !s.async || world_rank() % 2 == 1;
+  if (reference_first) arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
   try {
     if (s.async)
       call.request = comms[s.comm].comm.allreduce_async(call.send, call.recv, s.count, s.type, s.op, s.algorithm);
@@ -297,6 +302,7 @@ void issue(Issued& call, std::vector<Comm>& comms, Buffers& shared, const Config
   } catch (const arlab::Error& err) {
     threw(call, comms, c, err);
   }
+  if (!reference_first) arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
 }
 
 // Waits for the call and checks it. Returns false on this rank's wrong result (printed here).
@@ -388,6 +394,8 @@ int main(int argc, char** argv) {
                          arlab::Communicator(reversed, o)});
       }
     }
+    if (c.async)  // collectively, here: the asynchronous calls below then never wait for a peer
+      for (Comm& cm : comms) cm.comm.prepare_async();
     Buffers buffers;
     Totals totals;
     std::mt19937_64 rng(c.seed);
