@@ -8,16 +8,19 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "arlab/ddp.hpp"
 #include "common/mpi_world.hpp"
+#include "ddp_marking.hpp"
 
 namespace {
 
+using arlab::test::backward;
 using arlab::test::everywhere;
+using arlab::test::forward_order;
+using arlab::test::mark_in_order;
 using arlab::DataType;
 using arlab::ReduceOp;
 
@@ -66,27 +69,6 @@ Model reference(arlab::Communicator& comm, int step = 0) {
 
 bool same(const Model& a, const Model& b) { return a.f == b.f && a.d == b.d; }
 
-// Marks the gradients in `order`, with the program's own MPI between (every rank makes the
-// same MPI calls, at points of its own in the order).
-void mark_in_order(arlab::GradientBucketer& sync, const std::vector<std::size_t>& order) {
-  for (std::size_t i : order) {
-    volatile double sink = 0;
-    for (int w = 0; w < 2000; ++w) sink = sink + std::sqrt(static_cast<double>(w));
-    int one = 1, sum = 0;
-    if (i % 5 == 0) MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    sync.mark_ready(i);
-  }
-}
-
-// Every gradient in an order of this rank's own (so a bucket starts before a given
-// MPI_Allreduce on one rank and after it on another: it must never wait there for another).
-void backward(arlab::GradientBucketer& sync, std::size_t n, unsigned seed) {
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = n - 1 - i;
-  std::mt19937 rng(seed);
-  std::shuffle(order.begin(), order.end(), rng);
-  mark_in_order(sync, order);
-}
 
 arlab::BucketOptions small_buckets() {
   arlab::BucketOptions o;
@@ -191,9 +173,7 @@ TEST(Bucketer, RebuildFollowsRankZerosOrder) {
   arlab::GradientBucketer sync(comm, m.grads, small_buckets());
   // Rank 0 marks in registration order (forward), the others in a shuffled one.
   if (comm.rank() == 0) {
-    std::vector<std::size_t> forward(m.grads.size());
-    for (std::size_t i = 0; i < forward.size(); ++i) forward[i] = i;
-    mark_in_order(sync, forward);
+    mark_in_order(sync, forward_order(m.grads.size()));
   } else
     backward(sync, m.grads.size(), 5u + static_cast<unsigned>(comm.rank()));
   sync.finish();

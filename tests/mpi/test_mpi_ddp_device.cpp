@@ -6,23 +6,25 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "arlab/ddp.hpp"
 #include "common/mpi_world.hpp"
+#include "ddp_marking.hpp"
 #include "device/device_memory.hpp"
 
 namespace {
 
 using arlab::DataType;
 using arlab::ReduceOp;
+using arlab::test::backward;
 using arlab::test::everywhere;
+using arlab::test::forward_order;
+using arlab::test::mark_in_order;
 
 bool stand_in() {
   const char* v = std::getenv("ARLAB_TEST_DEVICE");
@@ -93,27 +95,6 @@ arlab::BucketOptions small_buckets() {
   return o;
 }
 
-// Marks the gradients in `order`, with the program's own MPI between (every rank makes the
-// same MPI calls, at points of its own in the order).
-void mark_in_order(arlab::GradientBucketer& sync, const std::vector<std::size_t>& order) {
-  for (std::size_t i : order) {
-    volatile double sink = 0;
-    for (int w = 0; w < 2000; ++w) sink = sink + std::sqrt(static_cast<double>(w));
-    int one = 1, sum = 0;
-    if (i % 4 == 0) MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    sync.mark_ready(i);
-  }
-}
-
-// Every gradient in an order of this rank's own (so a bucket starts before a given
-// MPI_Allreduce on one rank and after it on another: it must never wait there for another).
-void backward(arlab::GradientBucketer& sync, std::size_t n, unsigned seed) {
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = n - 1 - i;
-  std::mt19937 rng(seed);
-  std::shuffle(order.begin(), order.end(), rng);
-  mark_in_order(sync, order);
-}
 
 TEST(BucketerOnDevice, EqualsAPlainAllreduceOfEachGradientOverTwoSteps) {
   NEEDS_THE_STAND_IN();
@@ -160,9 +141,7 @@ TEST(BucketerOnDevice, BucketViewsLiveOnTheDeviceAndSurviveARebuild) {
   }
   // Rank 0 marks in registration order, the others in their own: rebuild follows rank 0.
   if (comm.rank() == 0) {
-    std::vector<std::size_t> forward(views.size());
-    for (std::size_t i = 0; i < forward.size(); ++i) forward[i] = i;
-    mark_in_order(sync, forward);
+    mark_in_order(sync, forward_order(views.size()));
   } else
     backward(sync, views.size(), 5u + static_cast<unsigned>(comm.rank()));
   sync.finish();
