@@ -147,6 +147,7 @@ void use_cache_edge(Calibration& c, double edge, const std::string& why) {
     if (!*l) continue;
     const std::vector<double> x((*l)->sizes.begin(), (*l)->sizes.end());
     (*l)->exchange = fit_regimes(x, (*l)->exchange_us, (*l)->working_set, edge, true);
+    if (!(*l)->cpu_copies) use_marginal_slope((*l)->exchange, x, (*l)->exchange_us);  // as measure_link
     if (!(*l)->pingpong_us.empty()) (*l)->pingpong = fit_regimes(x, (*l)->pingpong_us, (*l)->working_set, edge, true);
   }
   ComputeCalibration& k = c.compute;

@@ -69,7 +69,7 @@ Settings self_calibration_settings(TransportKind transport, int ranks_per_node, 
   s.all_pairs = true;     // as an all-reduce's steps run, also with more ranks than cores
   s.comparisons = false;  // ping-pong and streams are only printed by arlab-calibrate
   // A slow link between nodes: sizes up to a quarter of a second per exchange (1 Gbit/s: up to
-  // 8 MiB; every size took 23-24.5 s in all on the emulated 2 x 2 cluster, this 6.4-8.4 s).
+  // 8 MiB; every size took 23-24.5 s in all on the emulated 2 x 2 cluster, this 7.0-8.4 s).
   s.slow_size_ms = 250;
   s.name = host_name();
   s.timeout_s = timeout_s;
