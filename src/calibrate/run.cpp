@@ -43,6 +43,15 @@ std::string mpi_library() {
   return s.substr(0, std::min(s.find(','), s.find('\n')));
 }
 
+// A link's fits with the node's cache at `cache_bytes`: ping-pong (when measured) and
+// exchange, and across nodes the exchange's bandwidth the network's steady rate.
+void fit_link(LinkCalibration& l, double cache_bytes) {
+  const std::vector<double> x(l.sizes.begin(), l.sizes.end());
+  if (!l.pingpong_us.empty()) l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
+  l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes, true);
+  if (!l.cpu_copies) use_marginal_slope(l.exchange, x, l.exchange_us);
+}
+
 // Ranks 0 and b, `same_node` or not; a send and a receive buffer of n bytes on each. Within a
 // node every size; between nodes, with o.slow_size_ms, those that sweep_within_time affords.
 LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bool same_node,
@@ -75,10 +84,7 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
   const auto run_cost = bench.run_cost(0, b, l.sizes.front(), o.all_pairs, per_node == ranks);
   l.call_us = run_cost.call_us;
   l.chained_run_us = run_cost.chained_us;
-  const std::vector<double> x(l.sizes.begin(), l.sizes.end());
-  if (!l.pingpong_us.empty()) l.pingpong = fit_regimes(x, l.pingpong_us, l.working_set, cache_bytes, true);
-  l.exchange = fit_regimes(x, l.exchange_us, l.working_set, cache_bytes, true);
-  if (!same_node) use_marginal_slope(l.exchange, x, l.exchange_us);  // a network's steady rate
+  fit_link(l, cache_bytes);
   if (same_node) {
     // The write-back cost, where a peer's CPU reads the bytes: from 8 KiB (below, under half
     // a microsecond a call) to 2 MiB (past the cores' own caches it has faded), sizes a
@@ -143,13 +149,8 @@ void use_cache_edge(Calibration& c, double edge, const std::string& why) {
   c.cache_source = why;
   c.cache_bytes = edge;
   c.cache_edge_measured = true;
-  for (auto* l : {&c.intra, &c.inter}) {
-    if (!*l) continue;
-    const std::vector<double> x((*l)->sizes.begin(), (*l)->sizes.end());
-    (*l)->exchange = fit_regimes(x, (*l)->exchange_us, (*l)->working_set, edge, true);
-    if (!(*l)->cpu_copies) use_marginal_slope((*l)->exchange, x, (*l)->exchange_us);  // as measure_link
-    if (!(*l)->pingpong_us.empty()) (*l)->pingpong = fit_regimes(x, (*l)->pingpong_us, (*l)->working_set, edge, true);
-  }
+  for (auto* l : {&c.intra, &c.inter})
+    if (*l) fit_link(**l, edge);
   ComputeCalibration& k = c.compute;
   const std::vector<double> x(k.sizes.begin(), k.sizes.end());
   k.reduce = fit_regimes(x, k.reduce_us, k.reduce_working_set, edge);

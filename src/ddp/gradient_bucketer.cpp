@@ -23,7 +23,7 @@ namespace {
 class BucketMemory {
  public:
   BucketMemory() = default;
-  BucketMemory(detail::DeviceMemory* device, std::size_t bytes) : device_(device), bytes_(bytes) {
+  BucketMemory(detail::DeviceMemory* device, std::size_t bytes) : device_(device) {
     if (!device_) {
       host_.assign(bytes, std::byte{0});
       return;
@@ -35,13 +35,12 @@ class BucketMemory {
     device_->synchronize();
   }
   BucketMemory(BucketMemory&& o) noexcept
-      : device_(o.device_), data_(std::exchange(o.data_, nullptr)), bytes_(o.bytes_), host_(std::move(o.host_)) {}
+      : device_(o.device_), data_(std::exchange(o.data_, nullptr)), host_(std::move(o.host_)) {}
   BucketMemory& operator=(BucketMemory&& o) noexcept {
     if (this != &o) {
       release();
       device_ = o.device_;
       data_ = std::exchange(o.data_, nullptr);
-      bytes_ = o.bytes_;
       host_ = std::move(o.host_);
     }
     return *this;
@@ -56,7 +55,6 @@ class BucketMemory {
   }
   detail::DeviceMemory* device_ = nullptr;
   void* data_ = nullptr;
-  std::size_t bytes_ = 0;
   std::vector<std::byte> host_;
 };
 
