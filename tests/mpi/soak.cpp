@@ -1,10 +1,10 @@
 // arlab-soak: what a user's program does, for as long as it is asked to.
 //
-// A seeded random sequence of all-reduce calls — algorithm (Auto and Mpi among them) x
+// A seeded random sequence of all-reduce calls — algorithm (Auto, Hierarchical and Mpi among them) x
 // transport x type x op x count (0 to --max-count elements: odd counts, counts below the
 // rank count) x in place or out of place — spread over several communicators alive at once
 // (two on the first transport: one over the world, one over the world with its ranks
-// reversed and small chunks), interleaved with MPI_Barrier, MPI_Allreduce on MPI_COMM_WORLD
+// reversed, small chunks and nodes of 2 ranks), interleaved with MPI_Barrier, MPI_Allreduce on MPI_COMM_WORLD
 // and host work of uneven length on each rank. Every result is checked exactly against
 // MPI_Allreduce on MPI_COMM_WORLD (for half and bfloat16, MPI_Allreduce with arlab's own
 // reduction as the MPI_Op), and an out-of-place send buffer must come back untouched.
@@ -22,7 +22,7 @@
 //
 // Flags: --seconds S (60), --calls N (none: until --seconds), --seed N (from the clock),
 // -t/--transports LIST (every one this build has), -a/--algorithms LIST (auto ring tree
-// recursive-doubling rabenseifner mpi), --max-count N (16M elements), --sweep, --no-async,
+// recursive-doubling rabenseifner hierarchical mpi), --max-count N (16M elements), --sweep, --no-async,
 // -v (one line per call on rank 0). Exit status 0 when every result was exact, 1 otherwise, 2 for a bad flag.
 #include <mpi.h>
 #include <unistd.h>
@@ -94,8 +94,8 @@ Config parse(int argc, char** argv) {
   Config c;
   for (TransportKind t : {TransportKind::Mpi, TransportKind::Ucx, TransportKind::UcxRma})
     if (arlab::transport_available(t)) c.transports.push_back(t);
-  c.algorithms = {Algorithm::Auto, Algorithm::Ring, Algorithm::Tree, Algorithm::RecursiveDoubling,
-                  Algorithm::Rabenseifner, Algorithm::Mpi};
+  c.algorithms = {Algorithm::Auto,         Algorithm::Ring,         Algorithm::Tree, Algorithm::RecursiveDoubling,
+                  Algorithm::Rabenseifner, Algorithm::Hierarchical, Algorithm::Mpi};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -390,7 +390,8 @@ int main(int argc, char** argv) {
       comms.push_back({arlab::to_string(*o.transport), arlab::Communicator(MPI_COMM_WORLD, o)});
       if (i == 0 && !c.sweep) {
         o.chunk_bytes = 16 << 10;  // many messages in flight
-        comms.push_back({arlab::to_string(*o.transport) + " (reversed ranks, 16 KiB chunks)",
+        o.ranks_per_node = 2;      // emulated nodes: hierarchical across them, the last one short at odd p
+        comms.push_back({arlab::to_string(*o.transport) + " (reversed ranks, 16 KiB chunks, 2 ranks per node)",
                          arlab::Communicator(reversed, o)});
       }
     }

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Runs arlab-soak again and again, watching each run: a run that prints nothing for STALL_S
+# seconds (the soak reports every 10 s) has stalled, and every rank's threads are then dumped
+# with gdb before the run is stopped. For stalls too rare for one ctest soak to meet.
+#
+#   tests/mpi/stall_hunt.sh [-n RANKS] [-r RUNS] [-s STALL_S] [-o DIR] [-- SOAK FLAGS...]
+#
+#   -n RANKS    ranks per run (5)
+#   -r RUNS     runs at most (10); the hunt goes on after a stall
+#   -s STALL_S  seconds without output that count as a stall (15)
+#   -o DIR      where each stalled run's output and stacks go (./stall-hunt)
+#   after --     flags for arlab-soak (default: --seconds 30)
+#
+# ARLAB_SOAK names the binary (default build/tests/mpi/arlab-soak); ARLAB_TIMEOUT_S (200 here)
+# stays above the stall, so that a stall is seen whole rather than cut by arlab's timeout.
+# Exit status: 0 when no run stalled or failed, 1 otherwise.
+set -u
+ranks=5 runs=10 stall_s=15 out=./stall-hunt
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) ranks=$2; shift 2 ;;
+    -r) runs=$2; shift 2 ;;
+    -s) stall_s=$2; shift 2 ;;
+    -o) out=$2; shift 2 ;;
+    --) shift; break ;;
+    *) echo "stall_hunt.sh: unknown flag '$1'" >&2; exit 2 ;;
+  esac
+done
+soak_flags=("$@")
+[ ${#soak_flags[@]} -eq 0 ] && soak_flags=(--seconds 30)
+soak=${ARLAB_SOAK:-build/tests/mpi/arlab-soak}
+[ -x "$soak" ] || { echo "stall_hunt.sh: no $soak (build first, or set ARLAB_SOAK)" >&2; exit 2; }
+command -v gdb >/dev/null || echo "stall_hunt.sh: no gdb: stalls are counted, not dumped" >&2
+mkdir -p "$out"
+bad=0
+for i in $(seq 1 "$runs"); do
+  log="$out/run$i.txt"
+  mpirun --allow-run-as-root -np "$ranks" --oversubscribe --mca mpi_yield_when_idle 1 \
+    --mca btl_vader_single_copy_mechanism none -x ARLAB_TIMEOUT_S="${ARLAB_TIMEOUT_S:-200}" \
+    -x UCX_TLS="${UCX_TLS:-sm,self}" stdbuf -oL "$soak" "${soak_flags[@]}" > "$log" 2>&1 &
+  job=$!
+  start=$(date +%s) last=$(date +%s) size=0 stalled=0
+  while kill -0 "$job" 2>/dev/null; do
+    sleep 1
+    now=$(date +%s) s=$(stat -c %s "$log")
+    [ "$s" != "$size" ] && size=$s last=$now
+    if [ $((now - last)) -gt "$stall_s" ]; then
+      stalled=1
+      pids=$(pgrep -P "$job")
+      for pid in $pids; do
+        command -v gdb >/dev/null && gdb -p "$pid" -batch -ex "thread apply all bt 40" > "$out/run$i.stacks.$pid.txt" 2>&1 &
+      done
+      wait $(jobs -p | grep -vx "$job") 2>/dev/null
+      pkill -P "$job" 2>/dev/null  # the ranks (mpirun's children), then mpirun
+      kill "$job" 2>/dev/null
+      break
+    fi
+  done
+  wait "$job" 2>/dev/null
+  rc=$?
+  [ $stalled = 1 ] && { sleep 2; kill -9 $pids 2>/dev/null; }  # ranks mpirun left behind
+  if [ $stalled = 1 ]; then
+    bad=1
+    echo "run $i: stalled ($(date -u +%H:%M:%S) UTC, after $((last - start)) s of output): $log, $out/run$i.stacks.*"
+  elif [ $rc != 0 ] || ! grep -q "calls exact" "$log"; then
+    bad=1
+    echo "run $i: failed (exit $rc): $log"
+  else
+    echo "run $i: $(grep -o 'calls exact in [0-9.]* s' "$log")"
+    rm -f "$log"
+  fi
+done
+exit $bad
