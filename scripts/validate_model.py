@@ -23,6 +23,7 @@ ranks and sizes) instead of the runs' own; auto's line is then judged by the mea
 the algorithm the model picks.
 """
 import json
+import signal
 import statistics
 import sys
 from collections import defaultdict
@@ -176,4 +177,5 @@ def main(args):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends it quietly
     main(sys.argv[1:])
