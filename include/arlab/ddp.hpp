@@ -21,7 +21,8 @@
 // device memory: a bucket's gradients are final once the work queued on BucketOptions::stream
 // has finished, which the bucketer waits for (on the host) when the bucket is complete, before
 // it copies them in (so a device gradient must stay as marked until its bucket has started)
-// and starts the bucket's all-reduce; finish() returns with the results in place. The communicator's allreduce_async needs MPI initialised with MPI_THREAD_MULTIPLE.
+// and starts the bucket's all-reduce; finish() returns with the results in place. The
+// communicator's allreduce_async needs MPI initialised with MPI_THREAD_MULTIPLE.
 #pragma once
 
 #include <cstddef>

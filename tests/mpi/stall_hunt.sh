@@ -46,20 +46,25 @@ for i in $(seq 1 "$runs"); do
     [ "$s" != "$size" ] && size=$s last=$now
     if [ $((now - last)) -gt "$stall_s" ]; then
       stalled=1
-      pids=$(pgrep -P "$job")
-      for pid in $pids; do
-        command -v gdb >/dev/null && gdb -p "$pid" -batch -ex "thread apply all bt 40" > "$out/run$i.stacks.$pid.txt" 2>&1 &
-      done
-      wait $(jobs -p | grep -vx "$job") 2>/dev/null
-      pkill -P "$job" 2>/dev/null  # the ranks (mpirun's children), then mpirun
+      pids=$(pgrep -P "$job")  # the ranks: mpirun's children
+      dumps=()
+      if command -v gdb >/dev/null; then
+        for pid in $pids; do
+          gdb -p "$pid" -batch -ex "thread apply all bt 40" > "$out/run$i.stacks.$pid.txt" 2>&1 &
+          dumps+=($!)
+        done
+        wait "${dumps[@]}"
+      fi
+      kill $pids 2>/dev/null
       kill "$job" 2>/dev/null
       break
     fi
   done
   wait "$job" 2>/dev/null
   rc=$?
-  [ $stalled = 1 ] && { sleep 2; kill -9 $pids 2>/dev/null; }  # ranks mpirun left behind
   if [ $stalled = 1 ]; then
+    sleep 2
+    kill -9 $pids 2>/dev/null  # ranks mpirun left behind
     bad=1
     echo "run $i: stalled ($(date -u +%H:%M:%S) UTC, after $((last - start)) s of output): $log, $out/run$i.stacks.*"
   elif [ $rc != 0 ] || ! grep -q "calls exact" "$log"; then
