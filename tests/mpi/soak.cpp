@@ -23,10 +23,12 @@
 // Flags: --seconds S (60), --calls N (none: until --seconds), --seed N (from the clock),
 // -t/--transports LIST (every one this build has), -a/--algorithms LIST (auto ring tree
 // recursive-doubling rabenseifner hierarchical mpi), --max-count N (16M elements), --sweep, --no-async,
+// --stall-report S (10: a rank whose main thread stays S seconds in one place says where, on stderr; 0: never),
 // -v (one line per call on rank 0). Exit status 0 when every result was exact, 1 otherwise, 2 for a bad flag.
 #include <mpi.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -36,6 +38,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "arlab/arlab.hpp"
@@ -56,6 +59,7 @@ const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp:
 
 struct Config {
   double seconds = 60;
+  double stall_report_s = 10;
   long calls = -1;
   std::uint64_t seed = 0;
   bool seed_given = false;
@@ -119,6 +123,7 @@ Config parse(int argc, char** argv) {
         const std::string v = value();
         if (v != "all") c.algorithms = parse_list<Algorithm>(v, arlab::algorithm_from_string);
       } else if (a == "--max-count") c.max_count = static_cast<std::size_t>(number(value()));
+      else if (a == "--stall-report") c.stall_report_s = number(value());
       else if (a == "--sweep") c.sweep = true;
       else if (a == "--no-async") c.async = false;
       else if (a == "-v") c.verbose = true;
@@ -226,6 +231,65 @@ struct Buffers {
   }
 };
 
+// Where the main thread is, for the stall report: each mark bumps `marks`; a watcher thread
+// (MPI-free) says when it has stopped moving, and where, and again when it goes on.
+enum class Phase { Loop, Prepare, Check, Reference, Call, Issue, Wait, Barrier, WorldAllreduce, HostWork, Agree };
+const char* const kPhaseNames[] = {"the soak's loop, between calls",
+                                   "drawing a call and filling its buffers",
+                                   "checking a result and freeing its buffers",
+                                   "the reference MPI_Allreduce on MPI_COMM_WORLD",
+                                   "a blocking arlab allreduce",
+                                   "allreduce_async (issuing)",
+                                   "Request::wait",
+                                   "an interleaved MPI_Barrier",
+                                   "an interleaved MPI_Allreduce on MPI_COMM_WORLD",
+                                   "host work",
+                                   "the MPI_Allreduce that agrees on going on"};
+std::atomic<int> g_phase{0};
+std::atomic<long> g_call{-1};
+std::atomic<unsigned long> g_marks{0};
+
+void mark(Phase ph, long call = -1) {
+  g_phase.store(static_cast<int>(ph), std::memory_order_relaxed);
+  if (call >= 0) g_call.store(call, std::memory_order_relaxed);
+  g_marks.fetch_add(1, std::memory_order_release);
+}
+
+class StallWatch {
+ public:
+  StallWatch(double limit_s, int rank) {
+    if (limit_s <= 0) return;
+    thread_ = std::thread([this, limit_s, rank] {
+      using Clock = std::chrono::steady_clock;
+      unsigned long seen = g_marks.load();
+      auto since = Clock::now();
+      bool reported = false;
+      while (!stop_.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        const unsigned long now_marks = g_marks.load(std::memory_order_acquire);
+        const double still = std::chrono::duration<double>(Clock::now() - since).count();
+        if (now_marks != seen) {
+          if (reported)
+            std::fprintf(stderr, "arlab-soak: world rank %d went on after %.1f s\n", rank, still);
+          seen = now_marks, since = Clock::now(), reported = false;
+        } else if (!reported && still >= limit_s) {
+          std::fprintf(stderr, "arlab-soak: world rank %d has been in %s (call %ld) for %.0f s\n", rank,
+                       kPhaseNames[g_phase.load()], g_call.load(), still);
+          reported = true;
+        }
+      }
+    });
+  }
+  ~StallWatch() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 void host_work(unsigned us) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
   volatile unsigned sink = 0;
@@ -293,7 +357,9 @@ void issue(Issued& call, std::vector<Comm>& comms, Buffers& shared, const Config
   // An asynchronous call is issued before the reference's MPI_Allreduce on even ranks and
   // after it on odd ones: issuing must never wait for another rank (prepare_async, in main).
   const bool reference_first = !s.async || world_rank() % 2 == 1;
+  mark(Phase::Reference, call.index);
   if (reference_first) arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
+  mark(s.async ? Phase::Issue : Phase::Call);
   try {
     if (s.async)
       call.request = comms[s.comm].comm.allreduce_async(call.send, call.recv, s.count, s.type, s.op, s.algorithm);
@@ -302,18 +368,22 @@ void issue(Issued& call, std::vector<Comm>& comms, Buffers& shared, const Config
   } catch (const arlab::Error& err) {
     threw(call, comms, c, err);
   }
+  mark(Phase::Reference);
   if (!reference_first) arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
+  mark(Phase::Loop);
 }
 
 // Waits for the call and checks it. Returns false on this rank's wrong result (printed here).
 bool collect(Issued& call, const std::vector<Comm>& comms, const Config& c, Totals& totals) {
   const int rank = world_rank();
   const CallSpec& s = call.spec;
+  mark(Phase::Wait, call.index);
   try {
     call.request.wait();
   } catch (const arlab::Error& err) {
     threw(call, comms, c, err);
   }
+  mark(Phase::Check);
   const std::size_t e = arlab::size_of(s.type), bytes = s.count * e;
   const Buffers& b = *call.b;
   bool ok = std::memcmp(call.recv, b.want.data(), bytes) == 0;
@@ -352,13 +422,14 @@ bool run_call(const CallSpec& s, long index, std::vector<Comm>& comms, Buffers& 
 
 void interleave(const CallSpec& s, int rank) {
   switch (s.interleave) {
-    case 1: MPI_Barrier(MPI_COMM_WORLD); break;
+    case 1: mark(Phase::Barrier); MPI_Barrier(MPI_COMM_WORLD); break;
     case 2: {
+      mark(Phase::WorldAllreduce);
       long mine = rank + 1, all = 0;
       MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
       break;
     }
-    case 3: host_work(s.host_work_us * static_cast<unsigned>(1 + rank) % 2500); break;
+    case 3: mark(Phase::HostWork); host_work(s.host_work_us * static_cast<unsigned>(1 + rank) % 2500); break;
     default: break;
   }
 }
@@ -397,6 +468,7 @@ int main(int argc, char** argv) {
     }
     if (c.async)  // collectively, here: the asynchronous calls below then never wait for a peer
       for (Comm& cm : comms) cm.comm.prepare_async();
+    StallWatch watch(c.stall_report_s, rank);
     Buffers buffers;
     Totals totals;
     std::mt19937_64 rng(c.seed);
@@ -413,7 +485,9 @@ int main(int argc, char** argv) {
     // MPI_Allreduce that agrees on the result.
     auto agree = [&](bool ok, bool more) {
       int mine[2] = {ok ? 1 : 0, rank == 0 ? (more ? 1 : 0) : 1}, all[2] = {0, 0};
+      mark(Phase::Agree);
       MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+      mark(Phase::Prepare);
       if (!all[0]) failed = 1;
       return all[0] && all[1];
     };

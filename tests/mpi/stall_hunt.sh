@@ -9,19 +9,35 @@
 #   -r RUNS     runs at most (10); the hunt goes on after a stall
 #   -s STALL_S  seconds without output that count as a stall (15)
 #   -o DIR      where each stalled run's output and stacks go (./stall-hunt)
+#   -p          also sample the stalled ranks with perf for 3 s (run.perf.txt: where their time goes)
 #   after --     flags for arlab-soak (default: --seconds 30)
 #
 # ARLAB_SOAK names the binary (default build/tests/mpi/arlab-soak); ARLAB_TIMEOUT_S (200 here)
 # stays above the stall, so that a stall is seen whole rather than cut by arlab's timeout.
+# Before the stacks, the scheduler's view of every rank thread is taken twice, 2 s apart
+# (run.sched.txt: state, CPU time run and time waited runnable, from /proc/PID/task/TID/schedstat):
+# a thread that stays runnable without running is starved by the scheduler, not blocked in arlab.
 # Exit status: 0 when no run stalled or failed, 1 otherwise.
 set -u
-ranks=5 runs=10 stall_s=15 out=./stall-hunt
+# One line per thread of the given processes: pid tid name state run_ns wait_ns slices.
+sched_snapshot() {
+  local pid task
+  for pid in "$@"; do
+    for task in /proc/"$pid"/task/*; do
+      [ -r "$task/schedstat" ] || continue
+      printf '%s %s %s %s %s\n' "$pid" "${task##*/}" "$(tr -d ' ' < "$task/comm")" \
+        "$(awk '{print $3}' "$task/stat" 2>/dev/null)" "$(cat "$task/schedstat" 2>/dev/null)"
+    done
+  done
+}
+ranks=5 runs=10 stall_s=15 out=./stall-hunt sample=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) ranks=$2; shift 2 ;;
     -r) runs=$2; shift 2 ;;
     -s) stall_s=$2; shift 2 ;;
     -o) out=$2; shift 2 ;;
+    -p) sample=1; shift ;;
     --) shift; break ;;
     *) echo "stall_hunt.sh: unknown flag '$1'" >&2; exit 2 ;;
   esac
@@ -47,6 +63,16 @@ for i in $(seq 1 "$runs"); do
     if [ $((now - last)) -gt "$stall_s" ]; then
       stalled=1
       pids=$(pgrep -P "$job")  # the ranks: mpirun's children
+      { echo "# pid tid name state run_ns wait_ns slices, at $(date -u +%T.%N)"; sched_snapshot $pids
+        sleep 2
+        echo "# again, at $(date -u +%T.%N)"; sched_snapshot $pids
+        echo "# every runnable thread on the machine"; ps -eLo pid,tid,stat,pcpu,cls,ni,comm | awk 'NR==1 || $3 ~ /R/'
+      } > "$out/run$i.sched.txt" 2>&1
+      if [ $sample = 1 ] && command -v perf >/dev/null; then
+        perf record -q -e cpu-clock -F 997 -g -o "$out/run$i.perf.data" -p "$(echo $pids | tr ' ' ,)" -- sleep 3 >/dev/null 2>&1
+        perf report -i "$out/run$i.perf.data" --no-children --sort pid,sym --stdio -g none 2>/dev/null |
+          grep -v '^#' | grep -v '^$' | head -60 > "$out/run$i.perf.txt"
+      fi
       dumps=()
       if command -v gdb >/dev/null; then
         for pid in $pids; do
@@ -66,7 +92,7 @@ for i in $(seq 1 "$runs"); do
     sleep 2
     kill -9 $pids 2>/dev/null  # ranks mpirun left behind
     bad=1
-    echo "run $i: stalled ($(date -u +%H:%M:%S) UTC, after $((last - start)) s of output): $log, $out/run$i.stacks.*"
+    echo "run $i: stalled ($(date -u +%H:%M:%S) UTC, no output from $((last - start)) s to $((now - start)) s): $log, $out/run$i.stacks.*"
   elif [ $rc != 0 ] || ! grep -q "calls exact" "$log"; then
     bad=1
     echo "run $i: failed (exit $rc): $log"
