@@ -19,14 +19,15 @@
 # a thread that stays runnable without running is starved by the scheduler, not blocked in arlab.
 # Exit status: 0 when no run stalled or failed, 1 otherwise.
 set -u
-# One line per thread of the given processes: pid tid name state run_ns wait_ns slices.
+# One line per thread of the given processes: pid tid name state run_ns wait_ns slices. Shell
+# builtins only: with 5 ranks on 2 cores a fork can take a second.
 sched_snapshot() {
-  local pid task
+  local pid task name stat sched
   for pid in "$@"; do
     for task in /proc/"$pid"/task/*; do
-      [ -r "$task/schedstat" ] || continue
-      printf '%s %s %s %s %s\n' "$pid" "${task##*/}" "$(tr -d ' ' < "$task/comm")" \
-        "$(awk '{print $3}' "$task/stat" 2>/dev/null)" "$(cat "$task/schedstat" 2>/dev/null)"
+      { read -r name < "$task/comm" && read -r stat < "$task/stat" && read -r sched < "$task/schedstat"; } 2>/dev/null || continue
+      stat=${stat##*) }
+      echo "$pid ${task##*/} ${name// /_} ${stat%% *} $sched"
     done
   done
 }
