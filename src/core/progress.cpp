@@ -4,8 +4,6 @@
 #include <cstdint>
 #ifdef __linux__
 #include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #endif
 
 namespace arlab::detail {
@@ -176,32 +174,19 @@ void Progress::report_ended() {
 }
 
 namespace {
-// Asks the scheduler for a short time slice for this thread (Linux 6.12 and later, EEVDF: a
-// fair task's sched_runtime is its slice, and a waking task with a shorter slice may preempt
-// the one running). The progress thread wakes for moments beside a caller that computes; with
-// the default slice it would wait for the computation's slice to end each time. Elsewhere the
-// request is refused or ignored, and nothing changes.
-void ask_for_short_slices() noexcept {
+// Naps as long as asked: the default timer slack (50 us) would lengthen each short sleep.
+// (The thread no longer asks Linux 6.12+'s EEVDF scheduler for a short time slice through
+// sched_setattr: a gain never measured on its own, beside stalls in which a CPU left runnable
+// threads unrun for up to a minute; see docs/ddp.md.)
+void ask_for_exact_naps() noexcept {
 #ifdef __linux__
-  struct {
-    std::uint32_t size, policy;
-    std::uint64_t flags;
-    std::int32_t nice;
-    std::uint32_t priority;
-    std::uint64_t runtime, deadline, period;
-  } attr{};
-  attr.size = sizeof attr;
-  attr.policy = 0;  // SCHED_OTHER
-  attr.nice = 0;
-  attr.runtime = 100'000;  // ns: the shortest slice the kernel accepts
-  (void)syscall(SYS_sched_setattr, 0, &attr, 0u);
-  (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);  // ns: naps as long as asked
+  (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);  // ns
 #endif
 }
 }  // namespace
 
 void Progress::loop() {
-  ask_for_short_slices();
+  ask_for_exact_naps();
   unsigned idle = 0, rounds = 0;
   Clock::time_point idle_since;
   bool napping = false;  // idle_since holds the first nap of this idle stretch

@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <map>
 #include <random>
@@ -255,6 +256,20 @@ void mark(Phase ph, long call = -1) {
   g_marks.fetch_add(1, std::memory_order_release);
 }
 
+// The wall-clock time of day (UTC, to the millisecond): stall reports reach mpirun's output
+// late when its forwarding stalls too, so each says when it was made.
+std::string utc_now() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  const long ms = static_cast<long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
+  char text[32];
+  std::snprintf(text, sizeof text, "%02d:%02d:%02d.%03ld", tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  return text;
+}
+
 class StallWatch {
  public:
   StallWatch(double limit_s, int rank) {
@@ -270,11 +285,11 @@ class StallWatch {
         const double still = std::chrono::duration<double>(Clock::now() - since).count();
         if (now_marks != seen) {
           if (reported)
-            std::fprintf(stderr, "arlab-soak: world rank %d went on after %.1f s\n", rank, still);
+            std::fprintf(stderr, "arlab-soak: %s world rank %d went on after %.1f s\n", utc_now().c_str(), rank, still);
           seen = now_marks, since = Clock::now(), reported = false;
         } else if (!reported && still >= limit_s) {
-          std::fprintf(stderr, "arlab-soak: world rank %d has been in %s (call %ld) for %.0f s\n", rank,
-                       kPhaseNames[g_phase.load()], g_call.load(), still);
+          std::fprintf(stderr, "arlab-soak: %s world rank %d has been in %s (call %ld) for %.0f s\n",
+                       utc_now().c_str(), rank, kPhaseNames[g_phase.load()], g_call.load(), still);
           reported = true;
         }
       }
