@@ -1,7 +1,6 @@
 #include "core/progress.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif

@@ -232,7 +232,7 @@ struct Buffers {
   }
 };
 
-// Where the main thread is, for the stall report: each mark bumps `marks`; a watcher thread
+// Where the main thread is, for the stall report: each mark() bumps g_marks; a watcher thread
 // (MPI-free) says when it has stopped moving, and where, and again when it goes on.
 enum class Phase { Loop, Prepare, Check, Reference, Call, Issue, Wait, Barrier, WorldAllreduce, HostWork, Agree };
 const char* const kPhaseNames[] = {"the soak's loop, between calls",
