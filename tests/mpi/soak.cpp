@@ -24,11 +24,13 @@
 // -t/--transports LIST (every one this build has), -a/--algorithms LIST (auto ring tree
 // recursive-doubling rabenseifner hierarchical mpi), --max-count N (16M elements), --sweep, --no-async,
 // --stall-report S (10: a rank whose main thread stays S seconds in one place says where, on stderr; 0: never),
+// --stall-log DIR (the same reports also appended to DIR/rank-R.txt at once: mpirun's forwarding may stall too),
 // -v (one line per call on rank 0). Exit status 0 when every result was exact, 1 otherwise, 2 for a bad flag.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -61,6 +63,7 @@ const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp:
 struct Config {
   double seconds = 60;
   double stall_report_s = 10;
+  std::string stall_log_dir;
   long calls = -1;
   std::uint64_t seed = 0;
   bool seed_given = false;
@@ -125,6 +128,7 @@ Config parse(int argc, char** argv) {
         if (v != "all") c.algorithms = parse_list<Algorithm>(v, arlab::algorithm_from_string);
       } else if (a == "--max-count") c.max_count = static_cast<std::size_t>(number(value()));
       else if (a == "--stall-report") c.stall_report_s = number(value());
+      else if (a == "--stall-log") c.stall_log_dir = value();
       else if (a == "--sweep") c.sweep = true;
       else if (a == "--no-async") c.async = false;
       else if (a == "-v") c.verbose = true;
@@ -133,6 +137,8 @@ Config parse(int argc, char** argv) {
       usage_error(e.what());
     }
   }
+  if (!c.stall_log_dir.empty() && access(c.stall_log_dir.c_str(), W_OK) != 0)
+    usage_error("--stall-log '" + c.stall_log_dir + "' is not a directory this process can write to");
   if (c.transports.empty()) usage_error("no transport to test");
   if (c.algorithms.empty()) usage_error("no algorithm to test");
   for (TransportKind t : c.transports)
@@ -272,24 +278,36 @@ std::string utc_now() {
 
 class StallWatch {
  public:
-  StallWatch(double limit_s, int rank) {
+  // `log_dir`, when not empty: each report is also appended to log_dir/rank-R.txt, flushed at
+  // once, so that a watcher outside the job sees a stall while it lasts.
+  StallWatch(double limit_s, int rank, const std::string& log_dir) {
     if (limit_s <= 0) return;
+    if (!log_dir.empty()) {
+      const std::string path = log_dir + "/rank-" + std::to_string(rank) + ".txt";
+      log_ = std::fopen(path.c_str(), "a");
+      if (!log_) std::fprintf(stderr, "arlab-soak: cannot append to %s: %s\n", path.c_str(), std::strerror(errno));
+    }
     thread_ = std::thread([this, limit_s, rank] {
       using Clock = std::chrono::steady_clock;
       unsigned long seen = g_marks.load();
       auto since = Clock::now();
       bool reported = false;
+      char line[256];
       while (!stop_.load()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
         const unsigned long now_marks = g_marks.load(std::memory_order_acquire);
         const double still = std::chrono::duration<double>(Clock::now() - since).count();
         if (now_marks != seen) {
-          if (reported)
-            std::fprintf(stderr, "arlab-soak: %s world rank %d went on after %.1f s\n", utc_now().c_str(), rank, still);
+          if (reported) {
+            std::snprintf(line, sizeof line, "arlab-soak: %s world rank %d went on after %.1f s\n", utc_now().c_str(),
+                          rank, still);
+            report(line);
+          }
           seen = now_marks, since = Clock::now(), reported = false;
         } else if (!reported && still >= limit_s) {
-          std::fprintf(stderr, "arlab-soak: %s world rank %d has been in %s (call %ld) for %.0f s\n",
-                       utc_now().c_str(), rank, kPhaseNames[g_phase.load()], g_call.load(), still);
+          std::snprintf(line, sizeof line, "arlab-soak: %s world rank %d has been in %s (call %ld) for %.0f s\n",
+                        utc_now().c_str(), rank, kPhaseNames[g_phase.load()], g_call.load(), still);
+          report(line);
           reported = true;
         }
       }
@@ -298,10 +316,17 @@ class StallWatch {
   ~StallWatch() {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
+    if (log_) std::fclose(log_);
   }
 
  private:
+  void report(const char* line) {
+    std::fputs(line, stderr);
+    if (log_) std::fputs(line, log_), std::fflush(log_);
+  }
+
   std::atomic<bool> stop_{false};
+  std::FILE* log_ = nullptr;
   std::thread thread_;
 };
 
@@ -483,7 +508,7 @@ int main(int argc, char** argv) {
     }
     if (c.async)  // collectively, here: the asynchronous calls below then never wait for a peer
       for (Comm& cm : comms) cm.comm.prepare_async();
-    StallWatch watch(c.stall_report_s, rank);
+    StallWatch watch(c.stall_report_s, rank, c.stall_log_dir);
     Buffers buffers;
     Totals totals;
     std::mt19937_64 rng(c.seed);

@@ -1,13 +1,16 @@
 #!/bin/bash
-# Runs arlab-soak again and again, watching each run: a run that prints nothing for STALL_S
-# seconds (the soak reports every 10 s) has stalled, and every rank's threads are then dumped
-# with gdb before the run is stopped. For stalls too rare for one ctest soak to meet.
+# Runs arlab-soak again and again, watching each run: a run in which a rank's main thread has
+# stayed STALL_S seconds in one place (the soak's --stall-report, written to per-rank files
+# with --stall-log: mpirun's output forwarding may stall with the ranks), or that prints
+# nothing for 10 s more than that (the soak reports every 10 s), has stalled, and every rank's threads
+# are then dumped with gdb before the run is stopped. For stalls too rare for one ctest soak
+# to meet.
 #
 #   tests/mpi/stall_hunt.sh [-n RANKS] [-r RUNS] [-s STALL_S] [-o DIR] [-- SOAK FLAGS...]
 #
 #   -n RANKS    ranks per run (5)
 #   -r RUNS     runs at most (10); the hunt goes on after a stall
-#   -s STALL_S  seconds without output that count as a stall (15)
+#   -s STALL_S  seconds a rank stays in one place that count as a stall (15)
 #   -o DIR      where each stalled run's output and stacks go (./stall-hunt)
 #   -p          also sample the stalled ranks with perf for 3 s (run.perf.txt: where their time goes)
 #   after --     flags for arlab-soak (default: --seconds 30)
@@ -31,6 +34,16 @@ sched_snapshot() {
     done
   done
 }
+# The first rank report of the run's --stall-log directory whose rank has not gone on since.
+stalled_rank() {
+  local f line last
+  for f in "$1"/rank-*.txt; do
+    [ -f "$f" ] || continue
+    last=
+    while read -r line; do last=$line; done < "$f"
+    case "$last" in *"has been in"*) echo "$last"; return ;; esac
+  done
+}
 ranks=5 runs=10 stall_s=15 out=./stall-hunt sample=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -51,18 +64,21 @@ command -v gdb >/dev/null || echo "stall_hunt.sh: no gdb: stalls are counted, no
 mkdir -p "$out"
 bad=0
 for i in $(seq 1 "$runs"); do
-  log="$out/run$i.txt"
+  log="$out/run$i.txt" reports="$out/run$i.stall"
+  rm -rf "$reports" && mkdir -p "$reports"
   mpirun --allow-run-as-root -np "$ranks" --oversubscribe --mca mpi_yield_when_idle 1 \
     --mca btl_vader_single_copy_mechanism none -x ARLAB_TIMEOUT_S="${ARLAB_TIMEOUT_S:-200}" \
-    -x UCX_TLS="${UCX_TLS:-sm,self}" stdbuf -oL "$soak" "${soak_flags[@]}" > "$log" 2>&1 &
+    -x UCX_TLS="${UCX_TLS:-sm,self}" stdbuf -oL "$soak" --stall-report "$stall_s" --stall-log "$reports" "${soak_flags[@]}" > "$log" 2>&1 &
   job=$!
   start=$(date +%s) last=$(date +%s) size=0 stalled=0
   while kill -0 "$job" 2>/dev/null; do
     sleep 1
     now=$(date +%s) s=$(stat -c %s "$log")
     [ "$s" != "$size" ] && size=$s last=$now
-    if [ $((now - last)) -gt "$stall_s" ]; then
+    seen=$(stalled_rank "$reports")
+    if [ -n "$seen" ] || [ $((now - last)) -gt $((stall_s + 10)) ]; then
       stalled=1
+      echo "run $i: ${seen:-no output for $((now - last)) s}"
       pids=$(pgrep -P "$job")  # the ranks: mpirun's children
       { echo "# pid tid name state run_ns wait_ns slices, at $(date -u +%T.%N)"; sched_snapshot $pids
         sleep 2
@@ -93,13 +109,13 @@ for i in $(seq 1 "$runs"); do
     sleep 2
     kill -9 $pids 2>/dev/null  # ranks mpirun left behind
     bad=1
-    echo "run $i: stalled ($(date -u +%H:%M:%S) UTC, no output from $((last - start)) s to $((now - start)) s): $log, $out/run$i.stacks.*"
+    echo "run $i: stalled ($(date -u +%H:%M:%S) UTC, last output at $((last - start)) s, stopped at $((now - start)) s): $log, $reports, $out/run$i.stacks.*"
   elif [ $rc != 0 ] || ! grep -q "calls exact" "$log"; then
     bad=1
     echo "run $i: failed (exit $rc): $log"
   else
     echo "run $i: $(grep -o 'calls exact in [0-9.]* s' "$log")"
-    rm -f "$log"
+    rm -rf "$log" "$reports"
   fi
 done
 exit $bad
