@@ -189,7 +189,10 @@ std::string topology_yaml(const Calibration& c) {
   o += "# Every number is a least-squares fit (relative error, every size weighted alike) of point-to-point\n"
        "# and compute measurements made through arlab's own executor, transport and CPU reducer; none is\n"
        "# fitted to all-reduce results. Each time is the median of " +
-       std::to_string(c.samples) + format(" samples of about %g ms.\n", c.sample_ms) +
+       std::to_string(c.samples) + format(" samples of about %g ms", c.sample_ms) +
+       (c.long_samples > 0 && c.long_samples < c.samples
+            ? " (" + std::to_string(c.long_samples) + " of a size whose one run is longer).\n"
+            : std::string(".\n")) +
        "# Rerun arlab-calibrate (or ARLAB_CALIBRATE=force) to refresh it; docs/model.md says how it measures.\n";
   o += "name: \"" + c.name + "\"\n";
   o += format("description: \"calibrated: %d ranks over %s on %s\"\n", c.ranks,

@@ -34,22 +34,26 @@ double timed(MPI_Comm comm, const Runnable& f) {
 
 // Per probe: two warm-up runs with k = 1 (the first pays first touch, connections and
 // registrations; the second picks k so that a sample lasts about timing.sample_ms), then
-// timing.samples rounds of one sample of every probe; the median per unit.
+// timing.samples rounds of one sample of every probe (timing.long_samples of a probe whose
+// one run already outlasts sample_ms); the median per unit.
 std::vector<double> median_us(MPI_Comm comm, Timing timing, const std::vector<Probe>& probes) {
   std::vector<Runnable> runs;
   std::vector<double> units;
+  std::vector<int> samples;
   for (const Probe& p : probes) {
     const Runnable once = p.prepare(1);
     timed(comm, once);
-    const double warm = std::max(timed(comm, once), 0.01);
+    const double warm = std::max(timed(comm, once), 0.01);  // the slowest rank's: same on all
     const auto k = static_cast<std::size_t>(
         std::clamp(std::ceil(timing.sample_ms * 1e3 / warm), 1.0, static_cast<double>(p.max_k)));
     runs.push_back(k == 1 ? once : p.prepare(k));
     units.push_back(static_cast<double>(k) * p.units_per_k);
+    samples.push_back(samples_for(timing, warm));
   }
   std::vector<std::vector<double>> t(probes.size());
   for (int s = 0; s < timing.samples; ++s)
-    for (std::size_t i = 0; i < runs.size(); ++i) t[i].push_back(timed(comm, runs[i]));
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (s < samples[i]) t[i].push_back(timed(comm, runs[i]));
   std::vector<double> out;
   for (std::size_t i = 0; i < t.size(); ++i) {
     std::nth_element(t[i].begin(), t[i].begin() + t[i].size() / 2, t[i].end());
@@ -62,6 +66,11 @@ constexpr std::size_t kMaxChain = 1 << 14;  // round trips or exchanges in one p
 constexpr std::size_t kMaxCalls = 1 << 20;  // reductions or copies in one sample
 
 }  // namespace
+
+int samples_for(const Timing& timing, double run_us) {
+  const bool long_run = timing.long_samples > 0 && run_us >= timing.sample_ms * 1e3;
+  return long_run ? std::min(timing.long_samples, timing.samples) : timing.samples;
+}
 
 LinkBench::LinkBench(detail::Transport& transport, MPI_Comm control, Timing timing, std::size_t max_bytes,
                      double timeout_s)

@@ -26,6 +26,9 @@ namespace arlab::calib {
 struct Timing {
   double sample_ms = 20;  // iterations per sample are chosen to last about this long
   int samples = 5;
+  // Samples of a probe whose one run outlasts sample_ms (its sample is then that one run: a
+  // long, steadier measurement); 0: `samples`.
+  int long_samples = 0;
 };
 
 class LinkBench {
@@ -103,6 +106,11 @@ class ComputeBench {
   Timing timing_;
   std::vector<float> a_, b_, out_;
 };
+
+// How many samples to take of a probe whose one run took `run_us` (the slowest rank's, so the
+// same on every rank): timing.samples, or timing.long_samples (at most as many) where that run
+// alone outlasts a sample.
+int samples_for(const Timing& timing, double run_us);
 
 // The sizes up to 1 MiB (at least the first) measured with `sweep`, then each larger one
 // whose exchange, at the time per byte of the largest measured so far, would take at most

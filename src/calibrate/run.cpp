@@ -241,6 +241,7 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
   c.ranks_per_node = per_node;
   c.samples = o.samples;
   c.sample_ms = o.sample_ms;
+  c.long_samples = o.long_samples;
   if (o.cache_bytes) {
     c.cache_bytes = static_cast<double>(*o.cache_bytes);
     c.cache_source = c.cache_bytes > 0 ? size_text(c.cache_bytes) + ", from --cache-bytes" : "--cache-bytes 0";
@@ -254,7 +255,7 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
   MPI_Comm_dup(world, &control);
   MPI_Comm_dup(world, &comm);
   const double timeout_s = o.timeout_s;
-  const Timing timing{o.sample_ms, o.samples};
+  const Timing timing{o.sample_ms, o.samples, o.long_samples};
   if (observe) observe(Stage::Started, c);
   {
     auto transport = make_transport(o, comm, timeout_s);

@@ -68,8 +68,13 @@ Settings self_calibration_settings(TransportKind transport, int ranks_per_node, 
   s.ranks_per_node = ranks_per_node;
   s.all_pairs = true;     // as an all-reduce's steps run, also with more ranks than cores
   s.comparisons = false;  // ping-pong and streams are only printed by arlab-calibrate
-  // A slow link between nodes: sizes up to a quarter of a second per exchange (1 Gbit/s: up to
-  // 8 MiB; every size took 23-24.5 s in all on the emulated 2 x 2 cluster, this 7.0-8.4 s).
+  // Within about 5 s on 2-4 ranks, also across nodes: 5 samples of 12 ms, 3 of a size whose
+  // one run is longer (a single long run is a steadier sample), and between nodes sizes up to
+  // a quarter of a second an exchange (1 Gbit/s: up to 8 MiB). On the emulated 2 x 2 cluster
+  // at 1 Gbit/s this took 4.2-5.2 s, against 7.0-8.4 s with arlab-calibrate's 5 samples of
+  // 20 ms; on 2 local ranks 1.5-1.6 s, against 2.5-2.8 s (docs/model.md).
+  s.sample_ms = 12;
+  s.long_samples = 3;
   s.slow_size_ms = 250;
   s.name = host_name();
   s.timeout_s = timeout_s;

@@ -484,6 +484,17 @@ TEST(CalibrateSweep, ASlowLinkStopsWhereAnExchangeWouldTakeTooLong) {
   EXPECT_EQ(calls.size(), 1u);
 }
 
+TEST(CalibrateSweep, ALongRunIsSampledFewerTimes) {
+  const Timing self{12, 5, 3};  // the self-calibration's
+  EXPECT_EQ(samples_for(self, 11999), 5);
+  EXPECT_EQ(samples_for(self, 12000), 3);
+  EXPECT_EQ(samples_for(self, 70000), 3);
+  const Timing tool{20, 5, 0};  // arlab-calibrate's: every size alike
+  EXPECT_EQ(samples_for(tool, 1e6), 5);
+  const Timing few{12, 2, 3};  // never more than `samples`
+  EXPECT_EQ(samples_for(few, 1e6), 2);
+}
+
 TEST(CalibrateCache, ReadsTheLastLevelFromSysfs) {
   {
     FakeSysfs fs;  // this machine: two CPUs, private L1 and L2, one shared L3
