@@ -38,6 +38,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -137,7 +138,8 @@ Config parse(int argc, char** argv) {
       usage_error(e.what());
     }
   }
-  if (!c.stall_log_dir.empty() && access(c.stall_log_dir.c_str(), W_OK) != 0)
+  if (!c.stall_log_dir.empty() &&
+      (!std::filesystem::is_directory(c.stall_log_dir) || access(c.stall_log_dir.c_str(), W_OK) != 0))
     usage_error("--stall-log '" + c.stall_log_dir + "' is not a directory this process can write to");
   if (c.transports.empty()) usage_error("no transport to test");
   if (c.algorithms.empty()) usage_error("no algorithm to test");

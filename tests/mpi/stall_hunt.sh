@@ -18,30 +18,49 @@
 # ARLAB_SOAK names the binary (default build/tests/mpi/arlab-soak); ARLAB_TIMEOUT_S (200 here)
 # stays above the stall, so that a stall is seen whole rather than cut by arlab's timeout.
 # Before the stacks, the scheduler's view of every rank thread is taken twice, 2 s apart
-# (run.sched.txt: state, CPU time run and time waited runnable, from /proc/PID/task/TID/schedstat):
-# a thread that stays runnable without running is starved by the scheduler, not blocked in arlab.
+# (run.sched.txt: state, CPU time run and time waited runnable, from /proc/PID/task/TID/schedstat,
+# and the system call it is in): a thread that stays runnable without running is starved by the
+# scheduler, one in state D inside a system call is blocked in the kernel, not in arlab.
 # Exit status: 0 when no run stalled or failed, 1 otherwise.
 set -u
-# One line per thread of the given processes: pid tid name state run_ns wait_ns slices. Shell
-# builtins only: with 5 ranks on 2 cores a fork can take a second.
+# One line per thread of the given processes: pid tid name state run_ns wait_ns slices, then
+# the system call it is in (/proc/PID/task/TID/syscall: its number and arguments; "running"
+# when in user space). Shell builtins only: with 5 ranks on 2 cores a fork can take a second.
 sched_snapshot() {
-  local pid task name stat sched
+  local pid task name stat sched call
   for pid in "$@"; do
     for task in /proc/"$pid"/task/*; do
       { read -r name < "$task/comm" && read -r stat < "$task/stat" && read -r sched < "$task/schedstat"; } 2>/dev/null || continue
+      read -r call < "$task/syscall" 2>/dev/null || call=?
       stat=${stat##*) }
-      echo "$pid ${task##*/} ${name// /_} ${stat%% *} $sched"
+      echo "$pid ${task##*/} ${name// /_} ${stat%% *} $sched syscall ${call%% 0x*}"
     done
   done
 }
-# The first rank report of the run's --stall-log directory whose rank has not gone on since.
+# While a run stalls, forks on this machine can stall too (the watcher below once saw nothing
+# for the 133 s a stall lasted), so the watching uses shell builtins only: no `sleep`, `date`,
+# `stat` or command substitution.
+# `seen`: the first rank report of the run's --stall-log directory whose rank has not gone on
+# since; empty when none.
 stalled_rank() {
   local f line last
+  seen=
   for f in "$1"/rank-*.txt; do
     [ -f "$f" ] || continue
     last=
     while read -r line; do last=$line; done < "$f"
-    case "$last" in *"has been in"*) echo "$last"; return ;; esac
+    case "$last" in *"has been in"*) seen=$last; return ;; esac
+  done
+}
+# `pids`: the processes whose parent is $1 (mpirun's children: the ranks).
+children_of() {
+  local f stat rest
+  pids=
+  for f in /proc/[0-9]*/stat; do
+    read -r stat < "$f" 2>/dev/null || continue
+    rest=${stat##*) }
+    rest=${rest#* }
+    if [ "${rest%% *}" = "$1" ]; then f=${f#/proc/}; pids+=" ${f%/stat}"; fi
   done
 }
 ranks=5 runs=10 stall_s=15 out=./stall-hunt sample=0
@@ -62,6 +81,9 @@ soak=${ARLAB_SOAK:-build/tests/mpi/arlab-soak}
 [ -x "$soak" ] || { echo "stall_hunt.sh: no $soak (build first, or set ARLAB_SOAK)" >&2; exit 2; }
 command -v gdb >/dev/null || echo "stall_hunt.sh: no gdb: stalls are counted, not dumped" >&2
 mkdir -p "$out"
+# A wait without `sleep`: a read that times out on a FIFO nobody writes to.
+rm -f "$out/.tick" && mkfifo "$out/.tick" && exec {tick}<>"$out/.tick"
+nap() { read -r -t "$1" -u "$tick" _; }
 bad=0
 for i in $(seq 1 "$runs"); do
   log="$out/run$i.txt" reports="$out/run$i.stall"
@@ -70,19 +92,21 @@ for i in $(seq 1 "$runs"); do
     --mca btl_vader_single_copy_mechanism none -x ARLAB_TIMEOUT_S="${ARLAB_TIMEOUT_S:-200}" \
     -x UCX_TLS="${UCX_TLS:-sm,self}" stdbuf -oL "$soak" --stall-report "$stall_s" --stall-log "$reports" "${soak_flags[@]}" > "$log" 2>&1 &
   job=$!
-  start=$(date +%s) last=$(date +%s) size=0 stalled=0
+  printf -v start '%(%s)T' -1
+  last=$start lines=0 stalled=0
   while kill -0 "$job" 2>/dev/null; do
-    sleep 1
-    now=$(date +%s) s=$(stat -c %s "$log")
-    [ "$s" != "$size" ] && size=$s last=$now
-    seen=$(stalled_rank "$reports")
+    nap 1
+    printf -v now '%(%s)T' -1
+    mapfile -t output < "$log"
+    [ ${#output[@]} != "$lines" ] && lines=${#output[@]} last=$now
+    stalled_rank "$reports"
     if [ -n "$seen" ] || [ $((now - last)) -gt $((stall_s + 10)) ]; then
       stalled=1
       echo "run $i: ${seen:-no output for $((now - last)) s}"
-      pids=$(pgrep -P "$job")  # the ranks: mpirun's children
-      { echo "# pid tid name state run_ns wait_ns slices, at $(date -u +%T.%N)"; sched_snapshot $pids
-        sleep 2
-        echo "# again, at $(date -u +%T.%N)"; sched_snapshot $pids
+      children_of "$job"
+      { printf '# pid tid name state run_ns wait_ns slices syscall, at %(%T)T UTC\n' -1; sched_snapshot $pids
+        nap 2
+        printf '# again, at %(%T)T UTC\n' -1; sched_snapshot $pids
         echo "# every runnable thread on the machine"; ps -eLo pid,tid,stat,pcpu,cls,ni,comm | awk 'NR==1 || $3 ~ /R/'
       } > "$out/run$i.sched.txt" 2>&1
       if [ $sample = 1 ] && command -v perf >/dev/null; then
@@ -106,10 +130,11 @@ for i in $(seq 1 "$runs"); do
   wait "$job" 2>/dev/null
   rc=$?
   if [ $stalled = 1 ]; then
-    sleep 2
+    nap 2
     kill -9 $pids 2>/dev/null  # ranks mpirun left behind
     bad=1
-    echo "run $i: stalled ($(date -u +%H:%M:%S) UTC, last output at $((last - start)) s, stopped at $((now - start)) s): $log, $reports, $out/run$i.stacks.*"
+    printf -v stamp '%(%H:%M:%S)T' -1
+    echo "run $i: stalled ($stamp UTC, last output at $((last - start)) s, stopped at $((now - start)) s): $log, $reports, $out/run$i.stacks.*"
   elif [ $rc != 0 ] || ! grep -q "calls exact" "$log"; then
     bad=1
     echo "run $i: failed (exit $rc): $log"
@@ -118,4 +143,6 @@ for i in $(seq 1 "$runs"); do
     rm -rf "$log" "$reports"
   fi
 done
+exec {tick}>&-
+rm -f "$out/.tick"
 exit $bad
