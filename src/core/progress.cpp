@@ -5,8 +5,6 @@
 #include <sys/prctl.h>
 #endif
 
-#include "transport/transport.hpp"
-
 namespace arlab::detail {
 
 using Clock = std::chrono::steady_clock;
@@ -202,11 +200,6 @@ void Progress::loop() {
       continue;
     }
     lock.unlock();
-    // While a caller waits, this thread polls for it as a blocking call would, yields included
-    // (transport.hpp); while none does, the transports must not yield here: the naps below
-    // give the core away instead.
-    const bool someone_waits = waiters_.load(std::memory_order_relaxed) > 0;
-    idle_yield_allowed = someone_waits;
     const bool moved = advance_all();
     // While no caller waits: once nothing has moved for 64 rounds, give the core away by
     // sleeping an eighth of the time waited so far (at most 200 us), so that the caller's
@@ -217,7 +210,7 @@ void Progress::loop() {
     ++rounds;
     idle = moved ? 0 : idle + 1;
     if (moved) napping = false;
-    const bool nap = !moved && !active_.empty() && !someone_waits && idle >= 64;
+    const bool nap = !moved && !active_.empty() && waiters_.load(std::memory_order_relaxed) == 0 && idle >= 64;
     Clock::time_point now;
     if (nap || rounds % 4096 == 0) check_timeouts(now = Clock::now());
     if (!ended_.empty()) report_ended();

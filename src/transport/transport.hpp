@@ -10,13 +10,6 @@
 
 namespace arlab::detail {
 
-// Whether a transport that keeps finding nothing to do may give this thread's core away
-// (sched_yield): yes for a caller blocked in a collective, so that with more threads than cores
-// the peers it waits for can run; no on the progress thread, which naps on its own terms while
-// the caller computes (a yield there hands the core to the computation for the rest of its
-// time slice, milliseconds, and the collective stops moving meanwhile).
-inline thread_local bool idle_yield_allowed = true;
-
 // A 32-bit digest of what every rank of a call must agree on.
 std::uint32_t call_signature(int algorithm, std::size_t count, int type, int op);
 

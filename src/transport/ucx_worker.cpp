@@ -8,7 +8,6 @@
 #include <functional>
 
 #include "arlab/arlab.hpp"
-#include "transport/transport.hpp"
 
 namespace arlab::detail {
 
@@ -127,7 +126,7 @@ unsigned UcxWorker::progress(bool idle) {
     idle_polls_ = 0;
   } else if (++idle_polls_ >= kIdlePollsBeforeYield) {
     idle_polls_ = 0;
-    if (idle_yield_allowed) sched_yield();
+    sched_yield();
   }
   return n;
 }
