@@ -24,8 +24,8 @@
 # Exit status: 0 when no run stalled or failed, 1 otherwise.
 set -u
 # One line per thread of the given processes: pid tid name state run_ns wait_ns slices, then
-# the system call it is in (/proc/PID/task/TID/syscall: its number and arguments; "running"
-# when in user space). Shell builtins only: with 5 ranks on 2 cores a fork can take a second.
+# the system call it is in (/proc/PID/task/TID/syscall: its number; "running" for a thread
+# that is runnable, whose place the kernel does not report). Shell builtins only: with 5 ranks on 2 cores a fork can take a second.
 sched_snapshot() {
   local pid task name stat sched call
   for pid in "$@"; do

@@ -10,8 +10,9 @@
 #   tests/mpi/starved_threads.sh [LIMIT_MS (500)] > waits.txt &   ... runs ...   kill %1
 limit_ms=${1:-500}
 declare -A prev
+exec {tick}<> <(:)  # a pipe nobody writes to: `read -t` on it waits without a fork
 while :; do
-  now=$(printf '%(%T)T' -1)
+  printf -v now '%(%T)T' -1
   worst= worst_ns=0
   for d in /proc/[0-9]*; do
     read -r name < "$d/comm" 2>/dev/null || continue
@@ -30,5 +31,5 @@ while :; do
     done
     echo "$line"
   fi
-  sleep 1
+  read -r -t 1 -u "$tick" _
 done
