@@ -36,7 +36,14 @@ struct Record {
   std::size_t buckets = 0;
   double time_us = 0, min_us = 0, max_us = 0;
   long long wrong = 0;
+  std::vector<double> rounds_us;  // each round's average (--rounds)
 };
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t k = v.size() / 2;
+  return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
+}
 
 // One mode on one communicator: `steps` timed steps after `warmup`, each between barriers;
 // the slowest rank's average, min and max. Then one checked step on fresh input.
@@ -136,9 +143,11 @@ int run_gradients(const BenchOptions& o, MPI_Comm mpi, const std::string& comman
                 "bucketed (GradientBucketer: 25 MiB buckets, 1 MiB first, bucket views), bucketed-fp16 (and the "
                 "fp16 compression hook); Algorithm::Auto, ReduceOp::Avg\n");
     std::printf("# time: per step, %d timed after %d warm-up, each between barriers; the slowest rank's average "
-                "(min and max in --json); #wrong: elements off the exact average after one more step (fp16: beyond "
+                "(min and max in --json)%s; #wrong: elements off the exact average after one more step (fp16: beyond "
                 "its precision)\n",
-                steps, o.warmup);
+                steps, o.warmup,
+                o.rounds > 1 ? ("; the median of " + std::to_string(o.rounds) + " rounds, the modes in turn").c_str()
+                             : "");
     std::printf("#\n# %-13s %-9s %8s %12s %9s %8s %7s\n", "mode", "transport", "buckets", "time(us)", "algbw",
                 "vs flat", "#wrong");
     std::printf("# %-13s %-9s %8s %12s %9s %8s %7s\n", "", "", "", "", "(GB/s)", "", "");
@@ -151,10 +160,24 @@ int run_gradients(const BenchOptions& o, MPI_Comm mpi, const std::string& comman
     if (o.topology) opt.topology = *o.topology;
     try {
       Communicator comm(mpi, opt);
-      double flat_us = 0;
-      std::vector<Record> mine;
-      for (int mode = 0; mode < 4; ++mode) mine.push_back(run_mode(comm, mpi, model, mode, o.warmup, steps));
-      flat_us = mine[1].time_us;
+      // The four modes in turn, `rounds` times (so that the machine's drift falls on every mode
+      // alike); each mode's time is the median of its rounds.
+      std::vector<Record> mine(4);
+      for (int round = 0; round < o.rounds; ++round)
+        for (int mode = 0; mode < 4; ++mode) {
+          Record r = run_mode(comm, mpi, model, mode, o.warmup, steps);
+          Record& m = mine[static_cast<std::size_t>(mode)];
+          if (round == 0) {
+            m = r;
+          } else {
+            m.min_us = std::min(m.min_us, r.min_us);
+            m.max_us = std::max(m.max_us, r.max_us);
+            m.wrong += r.wrong;
+          }
+          m.rounds_us.push_back(r.time_us);
+        }
+      for (Record& r : mine) r.time_us = median(r.rounds_us);
+      const double flat_us = mine[1].time_us;
       for (Record& r : mine) {
         r.transport = to_string(t);
         if (r.wrong) status = kExitFailed;
@@ -162,6 +185,19 @@ int run_gradients(const BenchOptions& o, MPI_Comm mpi, const std::string& comman
           std::printf("  %-13s %-9s %8zu %12.1f %9.2f %8.2f %7lld\n", r.mode.c_str(), r.transport.c_str(), r.buckets,
                       r.time_us, bytes / r.time_us / 1e3, r.time_us / flat_us, r.wrong);
         records.push_back(r);
+      }
+      if (rank == 0 && o.rounds > 1) {  // the ratios round by round: is a difference larger than the drift?
+        std::printf("  # per round, against flat:");
+        for (int mode : {0, 2}) {
+          std::printf(" %s", kModes[mode]);
+          for (std::size_t k = 0; k < mine[1].rounds_us.size(); ++k)
+            std::printf(" %.2f", mine[static_cast<std::size_t>(mode)].rounds_us[k] / mine[1].rounds_us[k]);
+          std::printf(";");
+        }
+        std::printf(" bucketed / per-tensor");
+        for (std::size_t k = 0; k < mine[0].rounds_us.size(); ++k)
+          std::printf(" %.2f", mine[2].rounds_us[k] / mine[0].rounds_us[k]);
+        std::printf("\n");
       }
     } catch (const Error& e) {
       if (rank == 0) std::fprintf(stderr, "arlab-bench: --gradients over %s: %s\n", to_string(t).c_str(), e.what());
@@ -175,13 +211,15 @@ int run_gradients(const BenchOptions& o, MPI_Comm mpi, const std::string& comman
       return kExitFailed;
     }
     std::fprintf(f, "{\n  \"arlab_bench\": {\"version\": \"%s\", \"ranks\": %d, \"gradients\": \"%s\", \"tensors\": %zu, "
-                    "\"parameters\": %zu, \"bytes\": %.0f, \"steps\": %d, \"warmup\": %d},\n  \"records\": [",
-                 version(), p, model.name.c_str(), model.counts.size(), total, bytes, steps, o.warmup);
+                    "\"parameters\": %zu, \"bytes\": %.0f, \"steps\": %d, \"warmup\": %d, \"rounds\": %d},\n  \"records\": [",
+                 version(), p, model.name.c_str(), model.counts.size(), total, bytes, steps, o.warmup, o.rounds);
     for (std::size_t i = 0; i < records.size(); ++i) {
       const Record& r = records[i];
       std::fprintf(f, "%s\n    {\"mode\": \"%s\", \"transport\": \"%s\", \"buckets\": %zu, \"time_us\": %.3f, "
-                      "\"time_min_us\": %.3f, \"time_max_us\": %.3f, \"wrong\": %lld}",
+                      "\"time_min_us\": %.3f, \"time_max_us\": %.3f, \"wrong\": %lld, \"rounds_us\": [",
                    i ? "," : "", r.mode.c_str(), r.transport.c_str(), r.buckets, r.time_us, r.min_us, r.max_us, r.wrong);
+      for (std::size_t k = 0; k < r.rounds_us.size(); ++k) std::fprintf(f, "%s%.3f", k ? ", " : "", r.rounds_us[k]);
+      std::fprintf(f, "]}");
     }
     std::fprintf(f, "\n  ]\n}\n");
     std::fclose(f);

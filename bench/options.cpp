@@ -175,7 +175,8 @@ constexpr Flag kFlags[] = {
     {0, "gradients", "MODEL", "instead of the sweep: the per-step time to synchronise the gradients of "
      "resnet50 (161 tensors, 25.6 M floats) or bert-base (199 tensors, 109 M) per tensor, flat, bucketed "
      "(GradientBucketer, DDP's defaults) and bucketed with fp16 compression, on every -t transport; "
-     "-n steps (default 10), -w, --json as usual (docs/ddp.md)", "none"},
+     "-n steps (default 10), -w, --json as usual; --rounds N runs the four modes in turn N times and "
+     "shows each mode's median round (docs/ddp.md)", "none"},
     {'q', "quiet", nullptr, "the table only: no header, notes or footer on stdout", nullptr},
     {0, "progress", nullptr, "progress on stderr even when stderr is not a terminal", "only on a terminal"},
     {'h', "help", nullptr, "print this help and exit", nullptr},
@@ -332,9 +333,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
     if (given.factor && given.step)
       throw BadArgument{"-f and -i exclude each other: -f N multiplies the size, -i SIZE adds to it"};
     if (given.step) o.factor = 0;
-    if (!o.gradients.empty() && (o.device || o.calibrate || o.rounds > 1 || !o.csv_path.empty() || !o.plot_path.empty()))
-      throw BadArgument{"--gradients runs with -n, -w, -t, --topology and --json only (not -D, --calibrate, "
-                        "--rounds, --csv or --plot)"};
+    if (!o.gradients.empty() && (o.device || o.calibrate || !o.csv_path.empty() || !o.plot_path.empty()))
+      throw BadArgument{"--gradients runs with -n, -w, -t, --rounds, --topology and --json only (not -D, "
+                        "--calibrate, --csv or --plot)"};
     if (o.calibrate && o.topology)
       throw BadArgument{"--calibrate and --topology exclude each other: --calibrate measures the machine the "
                         "model describes, --topology reads it from a file"};

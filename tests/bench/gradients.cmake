@@ -1,12 +1,13 @@
-# ctest bench.gradients_np2: --gradients resnet50 on every transport, two steps each: the header
-# names the model's 161 tensors and 25557032 parameters, one line and one JSON record per
-# transport and mode (per-tensor, flat, bucketed, bucketed-fp16), every #wrong 0; and the flags
-# it refuses say so.
+# ctest bench.gradients_np2: --gradients resnet50 on every transport, two steps each, in two
+# rounds: the header names the model's 161 tensors and 25557032 parameters, one line and one
+# JSON record per transport and mode (per-tensor, flat, bucketed, bucketed-fp16), every #wrong 0,
+# each record's two rounds, one line of per-round ratios per transport; and the flags it
+# refuses say so.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 
 file(REMOVE ${OUT}/gradients.json)
 run(rc out err ENV ARLAB_TIMEOUT_S=60
-    COMMAND ${MPIRUN} ${BENCH} --gradients resnet50 -n 2 -w 1 -t all --json ${OUT}/gradients.json)
+    COMMAND ${MPIRUN} ${BENCH} --gradients resnet50 -n 2 -w 1 --rounds 2 -t all --json ${OUT}/gradients.json)
 if(NOT rc EQUAL 0)
   fail("arlab-bench --gradients exited ${rc}" "${out}" "${err}")
 endif()
@@ -23,6 +24,10 @@ foreach(i RANGE ${last})
   string(JSON mode GET "${json}" records ${i} mode)
   string(JSON wrong GET "${json}" records ${i} wrong)
   string(JSON time GET "${json}" records ${i} time_us)
+  string(JSON rounds LENGTH "${json}" records ${i} rounds_us)
+  if(NOT rounds EQUAL 2)
+    fail("record ${i}: ${rounds} rounds_us, expected 2" "${out}" "${err}")
+  endif()
   math(EXPR k "${i} % 4")
   set(modes per-tensor flat bucketed bucketed-fp16)
   list(GET modes ${k} expected_mode)
@@ -35,10 +40,17 @@ foreach(i RANGE ${last})
   endif()
 endforeach()
 
+string(REPLACE ";" "," out_commas "${out}")  # a ';' would split the matches below into list items
+string(REGEX MATCHALL "# per round, against flat: per-tensor [0-9.]+ [0-9.]+, bucketed [0-9.]+ [0-9.]+, bucketed / per-tensor [0-9.]+ [0-9.]+\n" per_round "${out_commas}")
+list(LENGTH per_round n)
+if(NOT n EQUAL t)
+  fail("${n} lines of per-round ratios, expected ${t}" "${out}" "${err}")
+endif()
+
 run(rc out err COMMAND ${MPIRUN} ${BENCH} --gradients resnet50 --csv x.csv)
 if(rc EQUAL 0)
   fail("--gradients with --csv was accepted" "${out}" "${err}")
 endif()
-expect_texts("${err}" "${out}" "--gradients runs with -n, -w, -t, --topology and --json only")
+expect_texts("${err}" "${out}" "--gradients runs with -n, -w, -t, --rounds, --topology and --json only")
 run(rc out err COMMAND ${MPIRUN} ${BENCH} --gradients vgg16)
 expect_texts("${err}" "${out}" "bad value 'vgg16' for --gradients: expected resnet50 or bert-base")
