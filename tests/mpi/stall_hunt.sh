@@ -20,7 +20,9 @@
 # Before the stacks, the scheduler's view of every rank thread is taken twice, 2 s apart
 # (run.sched.txt: state, CPU time run and time waited runnable, from /proc/PID/task/TID/schedstat,
 # and the system call it is in): a thread that stays runnable without running is starved by the
-# scheduler, one in state D inside a system call is blocked in the kernel, not in arlab.
+# scheduler, one in state D inside a system call is blocked in the kernel, not in arlab. The
+# kernel stacks come first (run.kstacks.txt: the ranks' threads, and every blocked or
+# runnable thread on the machine), since a stall may end before a fork runs.
 # Exit status: 0 when no run stalled or failed, 1 otherwise.
 set -u
 # One line per thread of the given processes: pid tid name state run_ns wait_ns slices, then
@@ -35,6 +37,22 @@ sched_snapshot() {
       stat=${stat##*) }
       echo "$pid ${task##*/} ${name// /_} ${stat%% *} $sched syscall ${call%% 0x*}"
     done
+  done
+}
+# The kernel stack (/proc/PID/task/TID/stack, root only) of every thread of the given
+# processes, then of every other thread on the machine that is blocked (D) or runnable (R):
+# a thread blocked in the kernel waits for a lock or a work item, and the one that holds it is
+# most often among the runnable ones that do not get a CPU (a peer's process_vm_readv holds
+# this rank's mmap_lock, a kworker owes a flush). Shell builtins only.
+kernel_stacks() {
+  local task stat name line mine=" $* "
+  for task in /proc/[0-9]*/task/[0-9]*; do
+    { read -r stat < "$task/stat" && read -r name < "$task/comm"; } 2>/dev/null || continue
+    stat=${stat##*) }
+    local pid=${task#/proc/}; pid=${pid%%/*}
+    [[ $mine == *" $pid "* || ${stat%% *} == [DR] ]] || continue
+    echo "## $pid ${task##*/} ${name// /_} ${stat%% *}"
+    while read -r line; do echo "  $line"; done < "$task/stack" 2>/dev/null
   done
 }
 # While a run stalls, forks on this machine can stall too (the watcher below once saw nothing
@@ -104,6 +122,7 @@ for i in $(seq 1 "$runs"); do
       stalled=1
       echo "run $i: ${seen:-no output for $((now - last)) s}"
       children_of "$job"
+      kernel_stacks $pids > "$out/run$i.kstacks.txt" 2>&1  # first: the stall may end by the time a fork (ps) runs
       { printf '# pid tid name state run_ns wait_ns slices syscall, at %(%T)T UTC\n' -1; sched_snapshot $pids
         nap 2
         printf '# again, at %(%T)T UTC\n' -1; sched_snapshot $pids
