@@ -42,8 +42,9 @@ sched_snapshot() {
 # The kernel stack (/proc/PID/task/TID/stack, root only) of every thread of the given
 # processes, then of every other thread on the machine that is blocked (D) or runnable (R):
 # a thread blocked in the kernel waits for a lock or a work item, and the one that holds it is
-# most often among the runnable ones that do not get a CPU (a peer's process_vm_readv holds
-# this rank's mmap_lock, a kworker owes a flush). Shell builtins only.
+# most often among the runnable ones that do not get a CPU (so the soak's stalls were found:
+# kdamond.0 preempted inside rmap_walk_anon, holding the anon_vma lock a rank's brk needs;
+# docs/ddp.md). Shell builtins only.
 kernel_stacks() {
   local task stat name line mine=" $* "
   for task in /proc/[0-9]*/task/[0-9]*; do
