@@ -264,6 +264,25 @@ void mark(Phase ph, long call = -1) {
   g_marks.fetch_add(1, std::memory_order_release);
 }
 
+// Waits for every rank as MPI_Barrier does, but asleep once it has waited 1 ms: MPI's own wait
+// spins (yielding, with mpi_yield_when_idle), and with more ranks than cores a rank blocked
+// in the kernel may need the CPU it spins on. On machines that run DAMON, kdamond can hold a
+// rank's anon_vma lock while it waits for a CPU, and that rank's heap cannot grow meanwhile
+// (docs/ddp.md, the stall of the whole job); ranks spinning on it then keep kdamond waiting for
+// minutes. Before the reference MPI_Allreduce and the agreeing one, where the ranks wait for a
+// rank that is filling its buffers.
+void barrier_asleep() {
+  MPI_Request r;
+  MPI_Ibarrier(MPI_COMM_WORLD, &r);
+  const auto start = std::chrono::steady_clock::now();
+  for (int done = 0;;) {
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (std::chrono::steady_clock::now() - start > std::chrono::milliseconds(1))
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 // The wall-clock time of day (UTC, to the millisecond): stall reports reach mpirun's output
 // late when its forwarding stalls too, so each says when it was made.
 std::string utc_now() {
@@ -400,7 +419,10 @@ void issue(Issued& call, std::vector<Comm>& comms, Buffers& shared, const Config
   // after it on odd ones: issuing must never wait for another rank (prepare_async, in main).
   const bool reference_first = !s.async || world_rank() % 2 == 1;
   mark(Phase::Reference, call.index);
-  if (reference_first) arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
+  if (reference_first) {
+    barrier_asleep();
+    arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
+  }
   mark(s.async ? Phase::Issue : Phase::Call);
   try {
     if (s.async)
@@ -411,7 +433,10 @@ void issue(Issued& call, std::vector<Comm>& comms, Buffers& shared, const Config
     threw(call, comms, c, err);
   }
   mark(Phase::Reference);
-  if (!reference_first) arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
+  if (!reference_first) {
+    barrier_asleep();
+    arlab::detail::mpi_allreduce(MPI_COMM_WORLD, b.input.data(), b.want.data(), s.count, s.type, s.op);
+  }
   mark(Phase::Loop);
 }
 
@@ -528,6 +553,7 @@ int main(int argc, char** argv) {
     auto agree = [&](bool ok, bool more) {
       int mine[2] = {ok ? 1 : 0, rank == 0 ? (more ? 1 : 0) : 1}, all[2] = {0, 0};
       mark(Phase::Agree);
+      barrier_asleep();
       MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
       mark(Phase::Prepare);
       if (!all[0]) failed = 1;
