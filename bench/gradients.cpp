@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gradient_models.hpp"
+#include "measure.hpp"
 #include "sweep.hpp"
 
 namespace arlab::bench {
@@ -38,12 +39,6 @@ struct Record {
   long long wrong = 0;
   std::vector<double> rounds_us;  // each round's average (--rounds)
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t k = v.size() / 2;
-  return v.size() % 2 ? v[k] : (v[k - 1] + v[k]) / 2;
-}
 
 // One mode on one communicator: `steps` timed steps after `warmup`, each between barriers;
 // the slowest rank's average, min and max. Then one checked step on fresh input.
@@ -121,7 +116,7 @@ Record run_mode(Communicator& comm, MPI_Comm mpi, const GradientModel& model, in
   long long all_wrong = 0;
   MPI_Allreduce(&wrong, &all_wrong, 1, MPI_LONG_LONG, MPI_SUM, mpi);
   return {"", kModes[mode], sync ? sync->bucket_count() : mode == 0 ? n : 1, slowest[0], -slowest[1], slowest[2],
-          all_wrong};
+          all_wrong, {}};
 }
 
 }  // namespace
@@ -146,7 +141,7 @@ int run_gradients(const BenchOptions& o, MPI_Comm mpi, const std::string& comman
                 "(min and max in --json)%s; #wrong: elements off the exact average after one more step (fp16: beyond "
                 "its precision)\n",
                 steps, o.warmup,
-                o.rounds > 1 ? ("; the median of " + std::to_string(o.rounds) + " rounds, the modes in turn").c_str()
+                o.rounds > 1 ? ("; the median of " + std::to_string(o.rounds) + " rounds, the modes in turn, #wrong summed over them").c_str()
                              : "");
     std::printf("#\n# %-13s %-9s %8s %12s %9s %8s %7s\n", "mode", "transport", "buckets", "time(us)", "algbw",
                 "vs flat", "#wrong");
@@ -176,7 +171,7 @@ int run_gradients(const BenchOptions& o, MPI_Comm mpi, const std::string& comman
           }
           m.rounds_us.push_back(r.time_us);
         }
-      for (Record& r : mine) r.time_us = median(r.rounds_us);
+      for (Record& r : mine) r.time_us = median_round(r.rounds_us);
       const double flat_us = mine[1].time_us;
       for (Record& r : mine) {
         r.transport = to_string(t);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace arlab::bench {
@@ -113,6 +114,12 @@ Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, cons
   return out;
 }
 
+double median_round(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  const std::size_t mid = times.size() / 2;
+  return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+}
+
 Section combine_rounds(const std::vector<Section>& rounds, std::size_t bytes, int nranks) {
   std::vector<double> times;
   Section s = rounds.back();
@@ -121,9 +128,7 @@ Section combine_rounds(const std::vector<Section>& rounds, std::size_t bytes, in
     s.min_us = std::min(s.min_us, r.min_us);
     s.max_us = std::max(s.max_us, r.max_us);
   }
-  std::sort(times.begin(), times.end());
-  const std::size_t mid = times.size() / 2;
-  s.time_us = times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+  s.time_us = median_round(std::move(times));
   s.algbw_GBps = algbw_GBps(bytes, s.time_us);
   s.busbw_GBps = busbw_GBps(s.algbw_GBps, nranks);
   return s;

@@ -64,9 +64,12 @@ struct Outcome {
 Outcome measure(MPI_Comm world, Communicator& comm, const Checker& checker, const Call& call, const Loop& loop,
                 const CallBuffers& buffers);
 
-// One section from the rounds of a line (rank 0's times): the median round's average (the
-// mean of the two middle ones for an even count), the min and max over every call, and the
-// wrong count of the round that was checked (the last).
+// The median of rounds' times: the middle one, the mean of the two middle ones for an even count.
+double median_round(std::vector<double> times);
+
+// One section from the rounds of a line (rank 0's times): the median round's average
+// (median_round), the min and max over every call, and the wrong count of the round that was
+// checked (the last).
 Section combine_rounds(const std::vector<Section>& rounds, std::size_t bytes, int nranks);
 
 }  // namespace arlab::bench
