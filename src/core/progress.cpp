@@ -1,9 +1,12 @@
 #include "core/progress.hpp"
 
 #include <algorithm>
+#include <thread>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+
+#include "exec/idle_wait.hpp"
 
 namespace arlab::detail {
 
@@ -187,12 +190,13 @@ void ask_for_exact_naps() noexcept {
 void Progress::loop() {
   ask_for_exact_naps();
   unsigned idle = 0, rounds = 0;
-  Clock::time_point idle_since;
-  bool napping = false;  // idle_since holds the first nap of this idle stretch
+  Clock::time_point idle_since;  // the 64th idle round
+  bool sleeping = false;
   std::unique_lock lock(m_);
   for (;;) {
     admit(lock);
     if (active_.empty()) {
+      idle = 0;
       in_hand_ = false;
       cv_.notify_all();
       if (stop_ && queue_.empty()) return;  // stopping, nothing left
@@ -201,24 +205,26 @@ void Progress::loop() {
     }
     lock.unlock();
     const bool moved = advance_all();
-    // While no caller waits: once nothing has moved for 64 rounds, give the core away by
-    // sleeping an eighth of the time waited so far (at most 200 us), so that the caller's
-    // computation runs meanwhile and this thread, waking from a sleep, is scheduled ahead of
-    // it (sched_yield would leave it behind the computation's whole time slice, milliseconds);
-    // it finds a completion late by at most an eighth of the wait. Otherwise it spins, and
-    // looks at the clock (the timeouts) only every 4096 rounds.
+    // Idle for 64 rounds: rest between polls as idle_wait.hpp says (naps from the start while
+    // no caller waits; only after a long wait while one does). Otherwise spin, looking at the
+    // clock (the timeouts) only every kIdleRoundsPerClockRead idle rounds, or 4096 busy ones.
     ++rounds;
     idle = moved ? 0 : idle + 1;
-    if (moved) napping = false;
-    const bool nap = !moved && !active_.empty() && waiters_.load(std::memory_order_relaxed) == 0 && idle >= 64;
-    Clock::time_point now;
-    if (nap || rounds % 4096 == 0) check_timeouts(now = Clock::now());
-    if (!ended_.empty()) report_ended();
-    if (nap) {
-      if (!napping) idle_since = now, napping = true;
-      const double waited = std::chrono::duration<double>(now - idle_since).count();
-      std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(waited / 8, 2e-6, 200e-6)));
+    Clock::time_point now{};
+    if (idle == 64) idle_since = now = Clock::now();
+    double nap = 0;
+    if (idle > 64 && !active_.empty()) {
+      const bool caller_waits = waiters_.load(std::memory_order_relaxed) > 0;
+      if (!caller_waits || sleeping || idle % kIdleRoundsPerClockRead == 0) {
+        now = Clock::now();
+        nap = idle_nap_s(std::chrono::duration<double>(now - idle_since).count(), caller_waits);
+      }
     }
+    sleeping = nap > 0;
+    const bool clock_read = now != Clock::time_point{};
+    if (clock_read || rounds % 4096 == 0) check_timeouts(clock_read ? now : Clock::now());
+    if (!ended_.empty()) report_ended();
+    if (sleeping) std::this_thread::sleep_for(std::chrono::duration<double>(nap));
     lock.lock();
   }
 }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <thread>
+
+#include "exec/idle_wait.hpp"
 
 namespace arlab::detail {
 
@@ -31,18 +34,23 @@ void Executor::run(const Program& program, const Buffers& buffers, const Call& c
   using Clock = std::chrono::steady_clock;
   Clock::time_point idle_since;
   unsigned idle = 0;
+  bool sleeping = false;
   try {
     while (!finished()) {
       if (advance()) {
         idle = 0;
+        sleeping = false;
         continue;
       }
-      // Spinning; the clock is read only every 4096 idle rounds.
-      if (++idle % 4096 != 0) continue;
+      // Spinning, the clock read only every kIdleRoundsPerClockRead idle rounds; after a long
+      // wait, sleeping between polls (idle_wait.hpp).
+      if (++idle % kIdleRoundsPerClockRead != 0 && !sleeping) continue;
       const auto now = Clock::now();
-      if (idle == 4096) idle_since = now;
+      if (idle == kIdleRoundsPerClockRead) idle_since = now;
       const double waited = std::chrono::duration<double>(now - idle_since).count();
       if (waited > call.timeout_s) timed_out(waited);
+      const double nap = idle_nap_s(waited, true);
+      if ((sleeping = nap > 0)) std::this_thread::sleep_for(std::chrono::duration<double>(nap));
     }
   } catch (...) {
     abandon();  // a run that failed part-way leaves messages in flight

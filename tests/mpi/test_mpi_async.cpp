@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -176,6 +177,39 @@ TEST(Async, ASmallCallIssuedAfterALargeOneFinishesFirstOverEveryTransport) {
     }
     EXPECT_TRUE(everywhere(ok)) << arlab::to_string(t);
     EXPECT_GT(overtaken, 0) << arlab::to_string(t) << " rank " << comm.rank();
+  }
+}
+
+TEST(Async, WaitingLongForALatePeerTheProgressThreadSleeps) {
+  // The last rank issues its call 0.4 s late; the others issue theirs and wait. After
+  // 10 ms without progress the progress thread sleeps between polls (exec/idle_wait.hpp): the
+  // waiting process must have used under a third of the wait's CPU time, on every transport.
+  if (single_threaded_mpi()) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
+  const auto process_cpu_s = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  };
+  for (TransportKind t : {TransportKind::Mpi, TransportKind::Ucx, TransportKind::UcxRma}) {
+    if (!arlab::transport_available(t)) continue;
+    arlab::Options o;
+    o.transport = t;
+    arlab::Communicator comm(MPI_COMM_WORLD, o);
+    const int p = comm.size();
+    const bool late = comm.rank() == p - 1;
+    comm.prepare_async(Algorithm::Ring);  // issuing never waits for another rank after this
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (late) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    double x = 1;
+    const double t0 = MPI_Wtime(), cpu0 = process_cpu_s();
+    comm.allreduce_async(&x, &x, 1, DataType::Float64, ReduceOp::Sum, Algorithm::Ring).wait();
+    const double waited = MPI_Wtime() - t0, cpu = process_cpu_s() - cpu0;
+    EXPECT_TRUE(everywhere(x == p)) << arlab::to_string(t);
+    if (!late) {
+      EXPECT_GT(waited, 0.2) << arlab::to_string(t);
+      EXPECT_LT(cpu, waited / 3) << arlab::to_string(t) << " rank " << comm.rank() << ": " << cpu
+                                 << " s of CPU time in a wait of " << waited << " s";
+    }
   }
 }
 

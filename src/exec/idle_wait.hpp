@@ -1,0 +1,32 @@
+#pragma once
+// How long a thread that polls for messages rests between polls, given how long nothing has
+// moved. Shared by the blocking path (Executor::run) and the progress thread.
+//
+// A caller waits: it spins (a short wait costs no wake-up), until nothing has moved for 10 ms;
+// then it sleeps a 64th of the wait between polls, at most 1 ms. A wait that long means a peer
+// is late (computing, or blocked in the kernel); spinning on it keeps a core that the late
+// peer, or a kernel thread it waits on, may need: on a VM of 2 cores, a rank whose heap growth
+// waited on the kernel's DAMON thread stayed blocked for exactly as long as its peers spun
+// (docs/ddp.md, "A stall of the whole job"). The sleep delays the result by at most 1/64 of
+// the wait.
+//
+// No caller waits (the progress thread while the caller computes): from the 64th idle round it
+// sleeps an eighth of the wait, 2 to 200 us, so that the computation has the core and the
+// thread, waking from a sleep, is scheduled ahead of it.
+#include <algorithm>
+
+namespace arlab::detail {
+
+inline constexpr double kSpinBeforeSleepS = 0.01;
+// A spinning thread reads the clock (for this and for the timeouts) once per this many idle
+// rounds: a round is a transport poll, some hundreds of ns to tens of us (MPI's progress
+// yields), so the wait is known to within a few ms.
+inline constexpr unsigned kIdleRoundsPerClockRead = 256;
+
+inline double idle_nap_s(double waited_s, bool caller_waits) {
+  if (!caller_waits) return std::clamp(waited_s / 8, 2e-6, 200e-6);
+  if (waited_s < kSpinBeforeSleepS) return 0;
+  return std::min(waited_s / 64, 1e-3);
+}
+
+}  // namespace arlab::detail
