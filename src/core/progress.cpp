@@ -7,6 +7,7 @@
 #endif
 
 #include "exec/idle_wait.hpp"
+#include "transport/transport.hpp"
 
 namespace arlab::detail {
 
@@ -213,8 +214,9 @@ void Progress::loop() {
     Clock::time_point now{};
     if (idle == 64) idle_since = now = Clock::now();
     double nap = 0;
+    const bool caller_waits = waiters_.load(std::memory_order_relaxed) > 0;
+    idle_yield_allowed = caller_waits;  // otherwise this thread naps (transport/transport.hpp)
     if (idle > 64 && !active_.empty()) {
-      const bool caller_waits = waiters_.load(std::memory_order_relaxed) > 0;
       if (!caller_waits || sleeping || idle % kIdleRoundsPerClockRead == 0) {
         now = Clock::now();
         nap = idle_nap_s(std::chrono::duration<double>(now - idle_since).count(), caller_waits);

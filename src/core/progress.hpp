@@ -19,8 +19,10 @@
 // hand-over, no extra latency), and otherwise is queued like the others and waited for.
 //
 // While no caller waits, the thread sleeps in short naps when nothing completes, so that the
-// caller's computation keeps the CPU when threads outnumber the cores; once a caller waits, it
-// spins, as a blocking call does.
+// caller's computation keeps the CPU when threads outnumber the cores, and the transports do
+// not yield the core (a yield would leave it behind the computation for a time slice); once a
+// caller waits, it spins, yields as they do, and after 10 ms sleeps, as a blocking call does
+// (exec/idle_wait.hpp).
 //
 // The destructor runs what is still queued (each bounded by the communicator's timeout), then
 // stops the thread: a request outlives its communicator only as a finished one.

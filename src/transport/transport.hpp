@@ -10,6 +10,11 @@
 
 namespace arlab::detail {
 
+// Whether a transport polled with nothing to do may yield the core (sched_yield) now and then.
+// The progress thread clears it while no caller waits: it naps between polls itself, and a
+// yield would put it behind the caller's computation for a whole time slice.
+inline thread_local bool idle_yield_allowed = true;
+
 // A 32-bit digest of what every rank of a call must agree on.
 std::uint32_t call_signature(int algorithm, std::size_t count, int type, int op);
 

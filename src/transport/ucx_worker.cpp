@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "arlab/arlab.hpp"
+#include "transport/transport.hpp"
 
 namespace arlab::detail {
 
@@ -126,7 +127,7 @@ unsigned UcxWorker::progress(bool idle) {
     idle_polls_ = 0;
   } else if (++idle_polls_ >= kIdlePollsBeforeYield) {
     idle_polls_ = 0;
-    sched_yield();
+    if (idle_yield_allowed) sched_yield();
   }
   return n;
 }
