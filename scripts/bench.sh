@@ -10,6 +10,11 @@ np=${1:-2}
 shift || true
 flags=(--allow-run-as-root)
 if ((np > $(nproc))); then flags+=(--oversubscribe --mca mpi_yield_when_idle 1); fi
-mpirun "${flags[@]}" -np "$np" build/bench/arlab-bench -b 8 -e 64M -f 2 -a all -t all \
+# Three interleaved rounds, each line's median shown: a slow spell of a shared machine (minutes
+# long on the VMs this was measured on, docs/model.md) then falls on every algorithm alike
+# rather than on whichever lines it met (1 round: 23.4% median model error and Auto 2.22x the
+# fastest at worst; 3 rounds, the next day: 16.5% and 1.64x; 3m46s on 2 cores). `--rounds 1`
+# after the rank count measures once.
+mpirun "${flags[@]}" -np "$np" build/bench/arlab-bench -b 8 -e 64M -f 2 -a all -t all --rounds 3 \
   --json sweep.json --plot sweep.png "$@"
 echo "arlab: table above, data in sweep.json, plot in sweep.png"
