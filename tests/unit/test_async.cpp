@@ -459,9 +459,14 @@ TEST(Progress, ARunThatNeverMovesTimesOutAndTheOthersGoOn) {
 
 TEST(Progress, TransportsMayYieldTheCoreOnlyWhileACallerWaits) {
   // While nobody waits the thread naps itself; a transport's yield (UcxWorker::progress) would
-  // put it behind the caller's computation for a time slice, so it is switched off then.
+  // put it behind the caller's computation for a time slice, so it is switched off then. The
+  // run counts the rounds it was advanced with and without the switch, in counters of the
+  // test's own (declared before the Progress, so that they outlive its thread and the run).
+  std::atomic<bool> done = false;
+  std::atomic<int> yields = 0, no_yields = 0;
   Progress progress;
   struct Watcher final : InFlight {
+    Watcher(std::atomic<bool>& d, std::atomic<int>& y, std::atomic<int>& n) : done(d), yields(y), no_yields(n) {}
     bool advance() override {
       (idle_yield_allowed ? yields : no_yields)++;
       return false;
@@ -471,32 +476,24 @@ TEST(Progress, TransportsMayYieldTheCoreOnlyWhileACallerWaits) {
     void abandon() noexcept override {}
     double timeout_s() const override { return 30; }
     [[noreturn]] void timed_out(double) const override { throw Error(Error::Code::Timeout, "watcher"); }
-    std::atomic<bool> done = false;
-    std::atomic<int> yields = 0, no_yields = 0;
+    std::atomic<bool>& done;
+    std::atomic<int>&yields, &no_yields;
   };
-  std::atomic<Watcher*> watcher = nullptr;  // set on the progress thread
   auto op = progress.enqueue(
-      [&](bool) -> std::unique_ptr<InFlight> {
-        auto run = std::make_unique<Watcher>();
-        watcher = run.get();
-        return run;
-      },
-      0, false);
-  Watcher* w = nullptr;
-  struct Finish {  // also when an assertion returns early: the destructor would wait for it
-    std::atomic<Watcher*>& w;
-    ~Finish() { if (Watcher* p = w.load()) p->done = true; }
-  } finish{watcher};
-  const auto rounds_until = [&](auto&& reached) {
-    for (int k = 0; k < 2000 && !((w = watcher.load()) && reached()); ++k)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return w && reached();
+      [&](bool) -> std::unique_ptr<InFlight> { return std::make_unique<Watcher>(done, yields, no_yields); }, 0, false);
+  struct Finish {  // also when an assertion returns early: the Progress's destructor waits for the run
+    std::atomic<bool>& done;
+    ~Finish() { done = true; }
+  } finish{done};
+  const auto rounds_until = [](auto&& reached) {
+    for (int k = 0; k < 2000 && !reached(); ++k) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return reached();
   };
-  ASSERT_TRUE(rounds_until([&] { return w->no_yields > 20; })) << "the thread did not advance the run";
-  const int yields_before = w->yields;
+  ASSERT_TRUE(rounds_until([&] { return no_yields > 20; })) << "the thread did not advance the run";
+  const int yields_before = yields;
   std::thread waiter([&] { op->wait(); });
-  EXPECT_TRUE(rounds_until([&] { return w->yields > yields_before + 20; })) << "no yields while a caller waits";
-  w->done = true;
+  EXPECT_TRUE(rounds_until([&] { return yields > yields_before + 20; })) << "no yields while a caller waits";
+  done = true;
   waiter.join();
   EXPECT_LE(yields_before, 1) << "yields while nobody waited";  // the first round, before the switch
 }
