@@ -22,27 +22,15 @@
 
 namespace {
 
+using arlab::test::available_transports;
 using arlab::test::everywhere;
+using arlab::test::options_over;
 using arlab::test::world_rank;
 
 using arlab::Algorithm;
 using arlab::DataType;
 using arlab::ReduceOp;
 using arlab::TransportKind;
-
-// The transports this build has.
-std::vector<TransportKind> transports() {
-  std::vector<TransportKind> out;
-  for (TransportKind t : {TransportKind::Mpi, TransportKind::Ucx, TransportKind::UcxRma})
-    if (arlab::transport_available(t)) out.push_back(t);
-  return out;
-}
-
-arlab::Options over(TransportKind t) {
-  arlab::Options o;
-  o.transport = t;
-  return o;
-}
 
 bool single_threaded_mpi() {
   const char* v = std::getenv("ARLAB_TEST_MPI_THREAD");
@@ -99,8 +87,8 @@ TEST(Async, RequestsOnSeveralCommunicatorsBesideTheCallersOwnMpi) {
   MPI_Comm_split(MPI_COMM_WORLD, 0, p - 1 - rank, &reversed);
   std::vector<arlab::Communicator> comms;
   std::vector<MPI_Comm> under;  // the MPI communicator each was made from
-  for (TransportKind t : transports()) {
-    arlab::Options o = over(t);
+  for (TransportKind t : available_transports()) {
+    arlab::Options o = options_over(t);
     o.chunk_bytes = 16384;
     comms.emplace_back(MPI_COMM_WORLD, o);
     under.push_back(MPI_COMM_WORLD);
@@ -162,8 +150,8 @@ TEST(Async, ASmallCallIssuedAfterALargeOneFinishesFirstOverEveryTransport) {
   // ten times per transport (every rank the same calls, until it has happened on every rank), it
   // must happen at least once on every rank: a timing matter, which three tries once missed.
   if (single_threaded_mpi()) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
-  for (TransportKind t : transports()) {
-    arlab::Communicator comm(MPI_COMM_WORLD, over(t));
+  for (TransportKind t : available_transports()) {
+    arlab::Communicator comm(MPI_COMM_WORLD, options_over(t));
     const int p = comm.size();
     int overtaken = 0;
     bool ok = true;
@@ -199,8 +187,8 @@ TEST(Async, WaitingLongForALatePeerTheProgressThreadSleeps) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
   };
-  for (TransportKind t : transports()) {
-    arlab::Communicator comm(MPI_COMM_WORLD, over(t));
+  for (TransportKind t : available_transports()) {
+    arlab::Communicator comm(MPI_COMM_WORLD, options_over(t));
     const int p = comm.size();
     const bool late = comm.rank() == p - 1;
     comm.prepare_async(Algorithm::Ring);  // issuing never waits for another rank after this
@@ -249,8 +237,8 @@ TEST(Async, AfterPrepareIssuingNeverWaitsForAnotherRank) {
   const int rank = world_rank();
   bool ok = true;
   std::string failure;
-  for (TransportKind t : transports()) {
-    arlab::Communicator comm(MPI_COMM_WORLD, over(t));
+  for (TransportKind t : available_transports()) {
+    arlab::Communicator comm(MPI_COMM_WORLD, options_over(t));
     comm.prepare_async();
     std::vector<Call> calls;
     std::vector<arlab::Request> requests;

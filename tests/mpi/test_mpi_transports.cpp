@@ -45,10 +45,8 @@ TEST(Transports, CommunicatorsUsedAlternatelyNeverCrossMatch) {
   MPI_Comm reversed;
   MPI_Comm_split(MPI_COMM_WORLD, 0, p - 1 - rank, &reversed);
   std::vector<arlab::Communicator> comms;
-  for (TransportKind t : {TransportKind::Mpi, TransportKind::Ucx, TransportKind::UcxRma}) {
-    if (!arlab::transport_available(t)) continue;
-    arlab::Options o;
-    o.transport = t;
+  for (TransportKind t : arlab::test::available_transports()) {
+    arlab::Options o = arlab::test::options_over(t);
     o.chunk_bytes = 8192;  // many messages in flight per call
     comms.emplace_back(MPI_COMM_WORLD, o);
     comms.emplace_back(reversed, o);
@@ -75,10 +73,8 @@ TEST(Transports, MismatchedCountsFailOnEveryRankInsteadOfHanging) {
   // Rank 0 asks for one more element than the others: messages differ in size. Every rank
   // must get an Error (a size mismatch where it is seen, a timeout where a peer gave up)
   // within a few timeouts, and the communicator then refuses further calls.
-  for (TransportKind t : {TransportKind::Mpi, TransportKind::Ucx, TransportKind::UcxRma}) {
-    if (!arlab::transport_available(t)) continue;
-    arlab::Options o;
-    o.transport = t;
+  for (TransportKind t : arlab::test::available_transports()) {
+    arlab::Options o = arlab::test::options_over(t);
     o.timeout_s = 1;
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
