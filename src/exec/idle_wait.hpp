@@ -10,7 +10,7 @@
 // (docs/ddp.md, "A stall of the whole job"). The sleep delays the result by at most 1/64 of
 // the wait. It stays short because some transports move a long message only while polled
 // (UCX over TCP): with naps of up to 1 ms its 8 MiB exchanges between emulated nodes ran at
-// 0.111-0.116 GB/s against 0.119-0.129 spinning.
+// 0.111-0.116 GB/s against 0.112-0.129 spinning (0.119-0.120 with 200 us).
 //
 // No caller waits (the progress thread while the caller computes): from the 64th idle round it
 // sleeps an eighth of the wait, 2 to 200 us, so that the computation has the core and the
