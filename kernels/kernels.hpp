@@ -5,7 +5,8 @@
 // The arithmetic is the CPU reducer's (src/reduce/elementwise.hpp, the same functors compiled
 // for the device), so a kernel's result equals cpu_reduce's bit for bit for every type and op:
 // integers wrap, float and double are IEEE, half and bfloat16 are computed in float and rounded
-// to nearest even, min and max are IEEE 754-2019's. The index arithmetic (which thread takes
+// to nearest even (converted by cuda_fp16.h / cuda_bf16.h, so a NaN's payload may differ),
+// min and max are IEEE 754-2019's. The index arithmetic (which thread takes
 // which elements: a scalar head, 16-byte vectors, a scalar tail, grid-strided) is in
 // index_map.hpp, where the CPU tests enumerate it.
 //

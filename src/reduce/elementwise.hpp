@@ -7,7 +7,8 @@
 //     and converted back, which C++20 defines as modular.
 //   - float and double use IEEE arithmetic in their own precision.
 //   - Half and BFloat16 are loaded into float, computed there, and rounded to nearest even
-//     on store (correctly rounded for one operation; see half.hpp).
+//     on store (correctly rounded for one operation; see half.hpp; on the device through
+//     cuda_fp16.h / cuda_bf16.h, below, the same bits except for NaN payloads).
 //   - Min and Max on floating types are the IEEE 754-2019 minimum/maximum: if either
 //     operand is NaN the result is a (quiet) NaN, and -0 < +0. Both choices keep the ops
 //     commutative (up to which payload survives when both operands are NaN), so every rank
@@ -28,6 +29,18 @@
 
 #include "reduce/half.hpp"
 
+#ifdef __CUDACC__
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
+// constexpr in host code only: the device's conversions are intrinsics.
+#ifdef __CUDA_ARCH__
+#define ARLAB_HOST_CONSTEXPR
+#else
+#define ARLAB_HOST_CONSTEXPR constexpr
+#endif
+
 namespace arlab::detail {
 
 // Storage of the 16-bit floating formats: the raw bits, see half.hpp.
@@ -46,20 +59,46 @@ struct Element {
   ARLAB_HD static constexpr Compute load(T v) noexcept { return v; }
   ARLAB_HD static constexpr T store(Compute v) noexcept { return v; }
 };
+// On the device the 16-bit formats convert through cuda_fp16.h / cuda_bf16.h: one cvt each
+// (round to nearest even, subnormals and overflow as IEEE says) where half.hpp's bit
+// manipulation costs some 20 integer operations, more than a memory-bound kernel can hide.
+// Both give the same bits for every non-NaN value (UnitHalf.CudaHeadersConvertAsHalfHpp checks
+// the headers' host versions against half.hpp over every value); a NaN stays a NaN, though its
+// payload may differ between the two.
 template <>
 struct Element<Half> {
   using Compute = float;
-  ARLAB_HD static constexpr float load(Half v) noexcept { return half_bits_to_float(v.bits); }
-  ARLAB_HD static constexpr Half store(float v) noexcept { return Half{float_to_half_bits(v)}; }
+  ARLAB_HD static ARLAB_HOST_CONSTEXPR float load(Half v) noexcept {
+#ifdef __CUDA_ARCH__
+    return __half2float(__ushort_as_half(v.bits));
+#else
+    return half_bits_to_float(v.bits);
+#endif
+  }
+  ARLAB_HD static ARLAB_HOST_CONSTEXPR Half store(float v) noexcept {
+#ifdef __CUDA_ARCH__
+    return Half{__half_as_ushort(__float2half_rn(v))};
+#else
+    return Half{float_to_half_bits(v)};
+#endif
+  }
 };
 template <>
 struct Element<BFloat16> {
   using Compute = float;
-  ARLAB_HD static constexpr float load(BFloat16 v) noexcept {
+  ARLAB_HD static ARLAB_HOST_CONSTEXPR float load(BFloat16 v) noexcept {
+#ifdef __CUDA_ARCH__
+    return __bfloat162float(__ushort_as_bfloat16(v.bits));
+#else
     return bfloat16_bits_to_float(v.bits);
+#endif
   }
-  ARLAB_HD static constexpr BFloat16 store(float v) noexcept {
+  ARLAB_HD static ARLAB_HOST_CONSTEXPR BFloat16 store(float v) noexcept {
+#ifdef __CUDA_ARCH__
+    return BFloat16{__bfloat16_as_ushort(__float2bfloat16_rn(v))};
+#else
     return BFloat16{float_to_bfloat16_bits(v)};
+#endif
   }
 };
 

@@ -2,8 +2,12 @@
 // large one, pointers 0..3 elements past cudaMalloc's alignment (and the output at another
 // offset than the inputs, which takes the all-scalar path), in place and with a second output;
 // copy and divide. The kernels compile the CPU reducer's own functors, so results must be
-// equal bit for bit. Without a CUDA device every test is skipped with the reason, and one test
-// checks that the kernels then refuse with Unavailable.
+// equal bit for bit, except that a half or bfloat16 NaN may carry another payload (the device
+// converts through cuda_fp16.h / cuda_bf16.h; elementwise.hpp). Without a CUDA device every
+// GPU test is skipped with the reason, and one test checks that the kernels then refuse with
+// Unavailable. The CudaHeaders tests run on the CPU: the headers' conversions against half.hpp.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +18,7 @@
 
 #include "arlab/arlab.hpp"
 #include "kernels/kernels.hpp"
+#include "reduce/half.hpp"
 #include "reduce/reducer.hpp"
 
 namespace {
@@ -49,8 +54,29 @@ std::vector<std::uint8_t> random_bytes(std::size_t bytes, std::uint64_t seed) {
   return v;
 }
 
-void expect_same_bytes(const std::vector<std::uint8_t>& got, const std::vector<std::uint8_t>& want, const char* what) {
+bool is_16bit_nan(DataType type, std::uint16_t bits) {
+  const std::uint16_t exponent = type == DataType::Float16 ? 0x7c00 : 0x7f80;
+  return (bits & exponent) == exponent && (bits & ~(exponent | 0x8000)) != 0;
+}
+
+// The same bytes; for half and bfloat16, a NaN where a NaN is wanted may differ in payload.
+void expect_same_bytes(const std::vector<std::uint8_t>& got, const std::vector<std::uint8_t>& want, const char* what,
+                       DataType type = DataType::UInt8) {
   ASSERT_EQ(got.size(), want.size());
+  if (type == DataType::Float16 || type == DataType::BFloat16) {
+    for (std::size_t i = 0; i + 1 < got.size(); i += 2) {
+      std::uint16_t g, w;
+      std::memcpy(&g, &got[i], 2);
+      std::memcpy(&w, &want[i], 2);
+      if (is_16bit_nan(type, w)) {
+        ASSERT_TRUE(is_16bit_nan(type, g)) << what << ": element " << i / 2 << " is 0x" << std::hex << g
+                                           << ", not a NaN as 0x" << w;
+      } else {
+        ASSERT_EQ(g, w) << what << ": element " << i / 2 << " differs";
+      }
+    }
+    return;
+  }
   for (std::size_t i = 0; i < got.size(); ++i)
     ASSERT_EQ(got[i], want[i]) << what << ": byte " << i << " differs";
 }
@@ -79,13 +105,13 @@ TEST(KernelsGpu, ReduceMatchesTheCpuReducerForEveryTypeOpCountAndOffset) {
           std::vector<std::uint8_t> got(bytes), got2(bytes);
           cuda(cudaMemcpy(got.data(), dout.at(o_out), bytes, cudaMemcpyDeviceToHost));
           cuda(cudaMemcpy(got2.data(), dout2.at(o_out), bytes, cudaMemcpyDeviceToHost));
-          expect_same_bytes(got, want, "out");
-          expect_same_bytes(got2, want, "out2");
+          expect_same_bytes(got, want, "out", type);
+          expect_same_bytes(got2, want, "out2", type);
           // In place: out = a.
           arlab::kernels::reduce(op, type, da.at(o), db.at(o), da.at(o), nullptr, n, nullptr);
           cuda(cudaDeviceSynchronize());
           cuda(cudaMemcpy(got.data(), da.at(o), bytes, cudaMemcpyDeviceToHost));
-          expect_same_bytes(got, want, "in place");
+          expect_same_bytes(got, want, "in place", type);
           if (HasFatalFailure()) return;
         }
       }
@@ -119,7 +145,7 @@ TEST(KernelsGpu, CopyAndDivideMatchTheCpu) {
       std::vector<std::uint8_t> got(bytes);
       cuda(cudaMemcpy(got.data(), d.at(arlab::size_of(type)), bytes, cudaMemcpyDeviceToHost));
       SCOPED_TRACE(testing::Message() << arlab::to_string(type) << " / " << divisor);
-      expect_same_bytes(got, want, "divide");
+      expect_same_bytes(got, want, "divide", type);
     }
 }
 
@@ -153,6 +179,74 @@ TEST(Kernels, WithoutADeviceEveryKernelIsUnavailable) {
       EXPECT_NE(std::string(e.what()).find("CUDA device ("), std::string::npos) << e.what();
     }
   }
+}
+
+// The device converts half and bfloat16 through cuda_fp16.h / cuda_bf16.h (one cvt each);
+// the CPU reducer through half.hpp. The headers' host versions follow the same IEEE rules as
+// the device's cvt instructions, so checking them here, on the CPU, against half.hpp shows that
+// the two sides round alike: every 16-bit value to float, and to 16 bits every float whose low
+// bits sit at or beside a rounding tie (every exponent, sign and upper fraction), plus random
+// ones. NaNs need only stay NaNs.
+bool float_is_nan(float f) { return f != f; }
+
+TEST(CudaHeaders, SixteenBitToFloatIsHalfHppsForEveryValue) {
+  for (std::uint32_t b = 0; b <= 0xffff; ++b) {
+    const auto bits = static_cast<std::uint16_t>(b);
+    const float h = __half2float(__ushort_as_half(bits)), want_h = arlab::detail::half_bits_to_float(bits);
+    const float f = __bfloat162float(__ushort_as_bfloat16(bits)), want_f = arlab::detail::bfloat16_bits_to_float(bits);
+    if (float_is_nan(want_h)) {
+      ASSERT_TRUE(float_is_nan(h)) << "half 0x" << std::hex << b;
+    } else {
+      ASSERT_EQ(arlab::detail::bit_cast_hd<std::uint32_t>(h), arlab::detail::bit_cast_hd<std::uint32_t>(want_h))
+          << "half 0x" << std::hex << b;
+    }
+    if (float_is_nan(want_f)) {
+      ASSERT_TRUE(float_is_nan(f)) << "bfloat16 0x" << std::hex << b;
+    } else {
+      ASSERT_EQ(arlab::detail::bit_cast_hd<std::uint32_t>(f), arlab::detail::bit_cast_hd<std::uint32_t>(want_f))
+          << "bfloat16 0x" << std::hex << b;
+    }
+  }
+}
+
+TEST(CudaHeaders, FloatToSixteenBitsRoundsAsHalfHpp) {
+  // Low bits below the 16-bit formats' last place: half drops 13 fraction bits (more for its
+  // subnormals, whose ties the random ones and the small exponents' patterns reach), bfloat16 16.
+  const std::uint32_t half_low[] = {0, 1, 0x0fff, 0x1000, 0x1001, 0x1fff};
+  const std::uint32_t bf16_low[] = {0, 1, 0x7fff, 0x8000, 0x8001, 0xffff};
+  std::mt19937 rng(7);
+  std::size_t checked = 0;
+  auto check = [&](std::uint32_t x) {
+    const float v = arlab::detail::bit_cast_hd<float>(x);
+    const std::uint16_t h = __half_as_ushort(__float2half_rn(v)), want_h = arlab::detail::float_to_half_bits(v);
+    const std::uint16_t b = __bfloat16_as_ushort(__float2bfloat16_rn(v)), want_b = arlab::detail::float_to_bfloat16_bits(v);
+    if (is_16bit_nan(DataType::Float16, want_h)) {
+      ASSERT_TRUE(is_16bit_nan(DataType::Float16, h)) << "float 0x" << std::hex << x;
+    } else {
+      ASSERT_EQ(h, want_h) << "half of float 0x" << std::hex << x;
+    }
+    if (is_16bit_nan(DataType::BFloat16, want_b)) {
+      ASSERT_TRUE(is_16bit_nan(DataType::BFloat16, b)) << "float 0x" << std::hex << x;
+    } else {
+      ASSERT_EQ(b, want_b) << "bfloat16 of float 0x" << std::hex << x;
+    }
+    ++checked;
+  };
+  for (std::uint32_t high = 0; high < (1u << 19); ++high)  // sign, exponent, top 10 fraction bits
+    for (std::uint32_t low : half_low) {
+      check(high << 13 | low);
+      if (HasFatalFailure()) return;
+    }
+  for (std::uint32_t high = 0; high < (1u << 16); ++high)
+    for (std::uint32_t low : bf16_low) {
+      check(high << 16 | low);
+      if (HasFatalFailure()) return;
+    }
+  for (int i = 0; i < (1 << 22); ++i) {
+    check(static_cast<std::uint32_t>(rng()));
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(checked, std::size_t{7} << 20);
 }
 
 }  // namespace
