@@ -8,12 +8,17 @@ include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 set(tmp ${OUT}/calibrate-tmp)
 file(REMOVE_RECURSE ${tmp})
 file(MAKE_DIRECTORY ${tmp})
-run(rc out err ENV TMPDIR=${tmp} ARLAB_CACHE_DIR=${tmp}/cache COMMAND ${MPIRUN} ${BENCH} -b 8 -e 1K -f 64 -a rd,ring -n 3 -w 1 --calibrate)
+run(rc out err ENV TMPDIR=${tmp} ARLAB_CACHE_DIR=${tmp}/cache ARLAB_DEBUG=INFO
+  COMMAND ${MPIRUN} ${BENCH} -b 8 -e 1K -f 64 -a rd,ring -n 3 -w 1 --calibrate)
 if(NOT rc EQUAL 0)
   fail("exit ${rc}, expected 0" "${out}" "${err}")
 endif()
 expect_texts("${out}" "${err}" "# model: each transport's machine (no topology file), 2 ranks:"
   "#   mpi: '" "', calibrated now over mpi in ")
+# At Info, where the calibration's time went (one node: no inter-node link).
+if(NOT err MATCHES "arlab INFO: the calibration's stages: intra-node link [0-9.]+ s, compute [0-9.]+ s\n")
+  fail("no line of the calibration's stages" "${out}" "${err}")
+endif()
 file(REMOVE_RECURSE ${tmp}/cache)
 run(rc out err ENV TMPDIR=${tmp} COMMAND ${MPIRUN} ${BENCH} -b 8 -e 1K -f 64 -a rd,ring -n 3 -w 1 --calibrate --ranks-per-node 1)
 if(NOT rc EQUAL 0)
