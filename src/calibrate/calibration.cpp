@@ -58,7 +58,7 @@ std::string link_block(const LinkCalibration& l) {
     o += format("    # Exchange between ranks %d and %d (each sends and receives at once, as in every\n", l.rank_a,
                 l.rank_b);
   o += "    # all-reduce step), " + in_cache_span(l.sizes, l.exchange) + ": t = alpha + bytes / bandwidth, " +
-       residual(l.exchange.in_cache) + (l.exchange.in_cache.clamped ? " (alpha clamped at 0)" : "") + ".\n";
+       residual(l.exchange.in_cache) + (l.exchange.in_cache.clamped ? " (through the origin: the free line had alpha < 0 or no positive slope)" : "") + ".\n";
   if (l.exchange.in_cache.marginal)
     o += "    # The bandwidth is the two largest sizes' marginal rate (what passes faster at a message's start,\n"
          "    # a token bucket's burst or a window opening, cancels); alpha is the least-squares fit's.\n";

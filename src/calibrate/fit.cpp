@@ -59,7 +59,10 @@ LineFit fit_line(std::span<const double> x, std::span<const double> y) {
   f.points = n;
   f.slope = sxy / sxx;
   f.intercept = ym - f.slope * xm;
-  if (f.intercept < 0) {  // through the origin: minimise sum (1 - slope x / y)^2
+  // Through the origin where the free line is unphysical: a negative intercept, or a slope
+  // that is not positive (times that do not grow with the size: noise, a slow spell during
+  // the small sizes). Minimising sum (1 - slope x / y)^2 gives a positive slope always.
+  if (f.intercept < 0 || !(f.slope > 0)) {
     double sr = 0, srr = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const double r = x[i] / y[i];
@@ -90,6 +93,12 @@ LineFit fit_slope(std::span<const double> x, std::span<const double> y, double i
   f.points = x.size();
   f.intercept = intercept;
   f.slope = num / den;
+  if (!(f.slope > 0)) {  // times at or below the intercept: the slope through the origin instead
+    double sr = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) sr += x[i] / y[i];
+    f.slope = sr / den;
+    f.clamped = true;
+  }
   residuals(f, x, y);
   return f;
 }

@@ -3,8 +3,9 @@
 // The fit minimises the *relative* error of every size alike (weights 1 / time^2), so a sweep
 // from 8 B to 64 MiB fixes the intercept (alpha) on the small sizes and the slope (beta, gamma)
 // on the large ones, rather than letting the largest times decide both. An intercept the data
-// would put below zero is clamped to zero (a topology file needs alpha >= 0) and the slope
-// refitted through the origin.
+// would put below zero, or a slope at or below zero (times that do not grow with the size, as
+// a slow spell during the small sizes makes them), is replaced by the line through the origin
+// (a topology file needs alpha >= 0 and a positive bandwidth); fit_slope likewise.
 //
 // Two regimes (fit_regimes): sizes whose working set fits in the cache get their own line;
 // beyond it the same intercept and a slope of their own, fitted to those sizes alone.
@@ -23,7 +24,7 @@ struct LineFit {
   double r2 = 0;         // 1 - SS_res / SS_tot of the times themselves
   double rms_rel = 0;    // root mean square of (measured - fitted) / measured
   double max_rel = 0;    // the largest |measured - fitted| / measured
-  bool clamped = false;  // the free intercept came out negative and was set to zero
+  bool clamped = false;  // the free line was unphysical (intercept < 0, or slope <= 0): through the origin
   bool marginal = false;  // the slope is the two largest sizes' marginal rate (use_marginal_slope)
   std::size_t points = 0;
   // A step (fit_step_line): sizes above step_bytes have intercept_above instead of intercept,

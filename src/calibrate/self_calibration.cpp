@@ -61,6 +61,19 @@ void broadcast(MPI_Comm comm, std::string& text) {
 
 }  // namespace
 
+std::string usable_topology_yaml(const Calibration& c, const std::string& file_name, std::string& problem) {
+  // What the fit made must load as a topology file: fit.hpp keeps its numbers physical, and
+  // this is the last guard.
+  std::string yaml = topology_yaml(c);
+  try {
+    detail::parse_topology(yaml, file_name);
+  } catch (const Error& e) {
+    problem = e.what();
+    yaml.clear();
+  }
+  return yaml;
+}
+
 Settings self_calibration_settings(TransportKind transport, int ranks_per_node, double timeout_s) {
   Settings s;
   s.transport = transport;
@@ -164,18 +177,25 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
                                     time_stages);
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (rank == 0) {
-      yaml = topology_yaml(c);
+      std::string problem;
+      yaml = usable_topology_yaml(c, key.file_name(), problem);
       char secs[32];
       std::snprintf(secs, sizeof secs, "%.1f s", took);
       source = "calibrated now over " + key.transport + " in " + secs;
       say(o, LogLevel::Info, rank, "the calibration's stages: " + stages);
-      if (dir) {
+      if (yaml.empty()) {
+        say(o, LogLevel::Warn, rank,
+            "the calibration over " + key.transport + " gave an unusable machine (" + problem +
+                "): Auto uses the built-in description in this run and nothing is cached; the next run measures again");
+        source = std::string(kBuiltIn) + " (the calibration over " + key.transport + " was unusable)";
+      }
+      if (dir && !yaml.empty()) {
         if (const std::string problem = write_cache(path, key, yaml); problem.empty())
           source += ", cached in " + path;
         else
           say(o, LogLevel::Warn, rank, "the calibration is not cached: " + problem);
       }
-      say(o, LogLevel::Info, rank, "machine " + source);
+      if (!yaml.empty()) say(o, LogLevel::Info, rank, "machine " + source);
     }
     lock.reset();
   }
@@ -187,6 +207,7 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
   }
   broadcast(comm, yaml);
   broadcast(comm, source);
+  if (yaml.empty()) return {detail::Machine::local_default(), source};
   detail::Machine m = detail::parse_topology(yaml, key.file_name());
   m.source = source;
   std::string said = "'" + m.name + "', " + source;

@@ -28,8 +28,14 @@ struct FoundMachine {
 // timeout, for the others to arrive (an Error(Timeout) says that the first Auto call or plan()
 // is collective); then the placement (ranks per node, from MPI's shared-memory split), the
 // cache, and if need be the measurement. Problems with the cache are warnings (at
-// LogLevel::Warn) and lead to a new measurement; the measurement's own failures throw.
+// LogLevel::Warn) and lead to a new measurement; a measurement that fits an unusable machine
+// is a warning too (the built-in description, nothing cached); its own failures throw.
 FoundMachine find_machine(MPI_Comm comm, const Options& options);
+
+// The topology file of a calibration, or "" with `problem` saying why it would not load (a
+// non-positive bandwidth, say): the self-calibration then uses the built-in description for
+// this run and caches nothing, rather than failing the caller's first Auto call.
+std::string usable_topology_yaml(const Calibration& c, const std::string& file_name, std::string& problem);
 
 // The settings of the self-calibration: arlab-calibrate --all-pairs without its comparisons
 // (ping-pong, streams), sampled for about 3 s at 2 to 4 ranks.

@@ -13,6 +13,7 @@
 #include "calibrate_options.hpp"
 #include "calibrate/measure.hpp"
 #include "calibrate/node_cache.hpp"
+#include "calibrate/self_calibration.hpp"
 #include "model/topology.hpp"
 
 namespace arlab::tool {
@@ -83,6 +84,23 @@ TEST(CalibrateFit, ClampsANegativeInterceptToZero) {
   };
   EXPECT_LE(rel(f.slope), rel(f.slope * 1.001));
   EXPECT_LE(rel(f.slope), rel(f.slope * 0.999));
+}
+
+// Times that fall with the size (a slow spell during the small sizes, on a busy machine:
+// measured so by a self-calibration that then wrote a negative bandwidth): the free line's
+// slope is negative, so the fit goes through the origin instead, with a positive slope; and a
+// beyond-cache slope whose times sit below the given intercept likewise.
+TEST(CalibrateFit, TimesThatDoNotGrowStillGiveAPositiveBandwidth) {
+  const std::vector<double> x = {8, 64, 512, 4096, 32768, 262144, 2097152, 16777216};
+  const std::vector<double> y = {2400, 2400, 2400, 2400, 2400, 2400, 2300, 1500};
+  const LineFit f = fit_line(x, y);
+  EXPECT_TRUE(f.clamped);
+  EXPECT_EQ(f.intercept, 0);
+  EXPECT_GT(f.slope, 0);
+  EXPECT_TRUE(fit_step_line(x, y).slope > 0);
+  const LineFit beyond = fit_slope(std::vector<double>{1 << 23, 1 << 24}, std::vector<double>{900, 950}, 1000);
+  EXPECT_TRUE(beyond.clamped);
+  EXPECT_GT(beyond.slope, 0);
 }
 
 TEST(CalibrateFit, RejectsWhatItCannotFit) {
@@ -291,6 +309,20 @@ TEST(CalibrateTopology, TheWrittenFileLoadsWithTheLibrarysLoader) {
                           "none is\n# fitted to all-reduce results", "R^2 1.0000, rms error 0.0%"})
       EXPECT_NE(yaml.find(s), std::string::npos) << s << "\n" << yaml;
   }
+}
+
+// The self-calibration's last guard: a machine whose file would not load (here a negative
+// bandwidth, as the free fit once made of a busy machine's times) is refused with the loader's
+// reason, so that the caller's first Auto call goes on with the built-in description.
+TEST(CalibrateTopology, AnUnusableFitIsRefusedWithTheReason) {
+  std::string problem;
+  EXPECT_FALSE(calib::usable_topology_yaml(calibration(1, 2), "vm-mpi-2x1.yaml", problem).empty());
+  EXPECT_EQ(problem, "");
+  Calibration bad = calibration(1, 2);
+  bad.intra->exchange.in_cache.slope = -0.00698;
+  EXPECT_EQ(calib::usable_topology_yaml(bad, "vm-mpi-2x1.yaml", problem), "");
+  EXPECT_NE(problem.find("vm-mpi-2x1.yaml"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("bandwidth_GBps must be positive"), std::string::npos) << problem;
 }
 
 TEST(CalibrateTopology, AnArgumentWithANewlineStaysInsideItsComment) {
