@@ -42,4 +42,12 @@ std::optional<Failure> agree(MPI_Comm c, const std::optional<Failure>& mine) {
   return Failure{code, message};
 }
 
+ProbeVerdict probe_verdict(Algorithm a, const std::optional<Failure>& f, bool device_buffers, bool all_algorithms) {
+  if (a == Algorithm::Nccl && !device_buffers && (!f || f->code == Error::Code::InvalidArgument))
+    return ProbeVerdict::SkipWithNote;
+  if (!f) return ProbeVerdict::Run;
+  if (f->code == Error::Code::Unavailable) return all_algorithms ? ProbeVerdict::Lacking : ProbeVerdict::SkipWithNote;
+  return ProbeVerdict::Failed;
+}
+
 }  // namespace arlab::bench

@@ -40,6 +40,13 @@ std::optional<std::pair<int, std::string>> agree_text(MPI_Comm c, const std::opt
 // otherwise.
 std::optional<Failure> agree(MPI_Comm c, const std::optional<Failure>& mine);
 
+// What the bench does with an algorithm after a call of no elements has probed it (its agreed
+// failure, or none): run it; skip it with a note (nccl on host buffers: NCCL reduces device
+// memory only, so with a GPU it refuses them, InvalidArgument); count it among those this
+// build or machine lacks (Unavailable, under -a all); or skip it and fail the run.
+enum class ProbeVerdict { Run, SkipWithNote, Lacking, Failed };
+ProbeVerdict probe_verdict(Algorithm a, const std::optional<Failure>& f, bool device_buffers, bool all_algorithms);
+
 int comm_rank(MPI_Comm c);
 int comm_size(MPI_Comm c);
 

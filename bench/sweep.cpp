@@ -206,15 +206,18 @@ void Bench::choose_algorithms() {
   for (Algorithm a : o_.algorithms) {
     void* buf = buffers_.call(Side::Recv);
     auto f = agree(world_, guarded([&] { comm.allreduce(buf, buf, 0, o_.dtypes.front(), o_.ops.front(), a); }));
-    if (!f && a == Algorithm::Nccl && !buffers_.on_device()) {  // NCCL is here, but it reduces device memory only
-      notes_.push_back("skipped nccl: it reduces device buffers only (-D runs every line on them)");
-    } else if (!f) {
-      algorithms_.push_back(a);
-    } else if (f->code == Error::Code::Unavailable && o_.all_algorithms) {
-      lacking.push_back(to_string(a) + " (" + f->message + ")");
-    } else {
-      notes_.push_back("skipped " + to_string(a) + ": " + f->message);
-      if (f->code != Error::Code::Unavailable) failed_.push_back(to_string(a) + ": " + f->message);
+    switch (probe_verdict(a, f, buffers_.on_device(), o_.all_algorithms)) {
+      case ProbeVerdict::Run: algorithms_.push_back(a); break;
+      case ProbeVerdict::Lacking: lacking.push_back(to_string(a) + " (" + f->message + ")"); break;
+      case ProbeVerdict::SkipWithNote:
+        notes_.push_back(f && f->code == Error::Code::Unavailable
+                             ? "skipped " + to_string(a) + ": " + f->message
+                             : "skipped nccl: it reduces device buffers only (-D runs every line on them)");
+        break;
+      case ProbeVerdict::Failed:
+        notes_.push_back("skipped " + to_string(a) + ": " + f->message);
+        failed_.push_back(to_string(a) + ": " + f->message);
+        break;
     }
   }
   if (!lacking.empty()) notes_.push_back("unavailable here, skipped: " + join(lacking, "; ") + " (-a all runs what there is)");

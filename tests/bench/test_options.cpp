@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "agree.hpp"
 #include "options.hpp"
 
 namespace arlab::bench {
@@ -221,3 +222,26 @@ TEST(BenchSizes, FactorAndStep) {
 
 }  // namespace
 }  // namespace arlab::bench
+
+// What the bench does with each algorithm after its probe (a call of no elements). With a GPU,
+// nccl refuses host buffers (InvalidArgument): a note, not a failed run; without one it is
+// Unavailable like any algorithm this machine lacks.
+TEST(BenchProbe, NcclOnHostBuffersIsANoteNotAFailure) {
+  using arlab::Algorithm;
+  using arlab::bench::Failure;
+  using arlab::bench::ProbeVerdict;
+  using arlab::bench::probe_verdict;
+  using Code = arlab::Error::Code;
+  const Failure host{Code::InvalidArgument, "the send and recv buffers must be device memory (cudaMalloc)"};
+  const Failure no_gpu{Code::Unavailable, "no usable CUDA device"};
+  const Failure broken{Code::Internal, "a bug"};
+  EXPECT_EQ(probe_verdict(Algorithm::Nccl, host, false, true), ProbeVerdict::SkipWithNote);
+  EXPECT_EQ(probe_verdict(Algorithm::Nccl, std::nullopt, false, true), ProbeVerdict::SkipWithNote);
+  EXPECT_EQ(probe_verdict(Algorithm::Nccl, std::nullopt, true, true), ProbeVerdict::Run);
+  EXPECT_EQ(probe_verdict(Algorithm::Nccl, no_gpu, false, true), ProbeVerdict::Lacking);
+  EXPECT_EQ(probe_verdict(Algorithm::Nccl, no_gpu, false, false), ProbeVerdict::SkipWithNote);
+  EXPECT_EQ(probe_verdict(Algorithm::Nccl, host, true, true), ProbeVerdict::Failed);  // -D: a real refusal
+  EXPECT_EQ(probe_verdict(Algorithm::Ring, std::nullopt, false, true), ProbeVerdict::Run);
+  EXPECT_EQ(probe_verdict(Algorithm::Ring, broken, false, true), ProbeVerdict::Failed);
+  EXPECT_EQ(probe_verdict(Algorithm::Ring, host, false, true), ProbeVerdict::Failed);
+}
