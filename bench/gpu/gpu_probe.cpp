@@ -15,7 +15,7 @@
 #include <vector>
 
 #ifdef ARLAB_HAVE_NCCL
-#include <nccl.h>
+#include "baseline/nccl_library.hpp"
 #endif
 
 #include "kernels/kernels.hpp"
@@ -64,24 +64,29 @@ std::string processes_share_gpu() {
 
 std::string nccl_one_rank() {
 #ifdef ARLAB_HAVE_NCCL
+  const arlab::detail::NcclLibrary* nccl = nullptr;
+  try {
+    nccl = &arlab::detail::nccl_library();
+  } catch (const std::exception& e) {
+    return std::string("no: ") + e.what();
+  }
   ncclComm_t comm;
   int dev = 0;
   cudaGetDevice(&dev);
-  if (ncclResult_t r = ncclCommInitAll(&comm, 1, &dev); r != ncclSuccess) return std::string("no: ncclCommInitAll: ") + ncclGetErrorString(r);
+  if (ncclResult_t r = nccl->CommInitAll(&comm, 1, &dev); r != ncclSuccess)
+    return std::string("no: ncclCommInitAll: ") + nccl->GetErrorString(r);
   const std::size_t n = 1 << 20;
   void* buf = nullptr;
   cudaMalloc(&buf, n * 4);
   std::vector<float> v(n, 2.0f);
   cudaMemcpy(buf, v.data(), n * 4, cudaMemcpyHostToDevice);
-  ncclResult_t r = ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, nullptr);
+  ncclResult_t r = nccl->AllReduce(buf, buf, n, ncclFloat32, ncclSum, comm, nullptr);
   cudaDeviceSynchronize();
   cudaMemcpy(v.data(), buf, n * 4, cudaMemcpyDeviceToHost);
   cudaFree(buf);
-  int version = 0;
-  ncclGetVersion(&version);
-  ncclCommDestroy(comm);
-  if (r != ncclSuccess) return std::string("no: ncclAllReduce: ") + ncclGetErrorString(r);
-  return v[n - 1] == 2.0f ? "yes (NCCL " + std::to_string(version) + ")" : "no: wrong result";
+  nccl->CommDestroy(comm);
+  if (r != ncclSuccess) return std::string("no: ncclAllReduce: ") + nccl->GetErrorString(r);
+  return v[n - 1] == 2.0f ? "yes (NCCL " + std::to_string(nccl->version) + " from " + nccl->path + ")" : "no: wrong result";
 #else
   return "no: this build has no NCCL";
 #endif

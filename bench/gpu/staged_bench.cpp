@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
   probe.reset();
 
   const std::vector<Algorithm> algorithms{Algorithm::Ring, Algorithm::Tree, Algorithm::RecursiveDoubling,
-                                          Algorithm::Rabenseifner};
+                                          Algorithm::Rabenseifner, Algorithm::Hierarchical};
   std::vector<Result> results;
   for (Algorithm a : algorithms) results.push_back({a});
   const std::size_t count = bytes / 4;

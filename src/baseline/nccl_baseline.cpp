@@ -3,10 +3,10 @@
 #ifdef ARLAB_HAVE_NCCL
 
 #include <cuda_runtime.h>
-#include <nccl.h>
 
 #include <string>
 
+#include "baseline/nccl_library.hpp"
 #include "kernels/kernels.hpp"
 
 namespace arlab::detail {
@@ -15,7 +15,7 @@ namespace {
 [[noreturn]] void fail(Error::Code code, const std::string& what) { throw Error(code, "arlab: nccl baseline: " + what); }
 
 void check(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess) fail(Error::Code::Transport, std::string(what) + ": " + ncclGetErrorString(r));
+  if (r != ncclSuccess) fail(Error::Code::Transport, std::string(what) + ": " + nccl_library().GetErrorString(r));
 }
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) fail(Error::Code::Internal, std::string(what) + ": " + cudaGetErrorString(e));
@@ -59,7 +59,7 @@ bool on_device(const void* p) {
 
 class Nccl final : public NcclBaseline {
  public:
-  explicit Nccl(MPI_Comm comm) {
+  explicit Nccl(MPI_Comm comm) : nccl_(nccl_library()) {
     int rank = 0, size = 1, local_rank = 0, devices = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -71,13 +71,13 @@ class Nccl final : public NcclBaseline {
     device_ = local_rank % devices;
     check(cudaSetDevice(device_), "cudaSetDevice");
     ncclUniqueId id{};
-    if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    if (rank == 0) check(nccl_.GetUniqueId(&id), "ncclGetUniqueId");
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm);
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+    check(nccl_.CommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
   }
   ~Nccl() override {
-    if (comm_) ncclCommDestroy(comm_);
+    if (comm_) nccl_.CommDestroy(comm_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -96,9 +96,10 @@ class Nccl final : public NcclBaseline {
       fail(Error::Code::InvalidArgument, "the send and recv buffers must be device memory (cudaMalloc)");
     check(cudaSetDevice(device_), "cudaSetDevice");
     if (count != 0)
-      check(ncclAllReduce(send, recv, count, nccl_type(type), nccl_op(op), comm_, stream), "ncclAllReduce");
+      check(nccl_.AllReduce(send, recv, count, nccl_type(type), nccl_op(op), comm_, stream), "ncclAllReduce");
   }
 
+  const NcclLibrary& nccl_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   ncclComm_t comm_ = nullptr;
@@ -114,6 +115,16 @@ std::unique_ptr<NcclBaseline> make_nccl_baseline(MPI_Comm comm) {
     fail(Error::Code::Unavailable, mine ? "another rank has no usable CUDA device"
                                         : "it needs a CUDA device per rank, and this rank has none: " +
                                               kernels::unavailable_reason());
+  // And whether every rank could load NCCL (nccl_library.hpp), for the same reason.
+  std::string why;
+  try {
+    nccl_library();
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  mine = why.empty();
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (!all) throw Error(Error::Code::Unavailable, mine ? "arlab: nccl baseline: another rank could not load NCCL" : why);
   return std::make_unique<Nccl>(comm);
 }
 

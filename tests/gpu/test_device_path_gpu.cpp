@@ -40,10 +40,13 @@ TEST(GpuDevicePath, EveryAlgorithmOnDeviceBuffersOverLoopbackThreads) {
   SKIP_WITHOUT_GPU();
   for (int p = 1; p <= 4; ++p) {
     std::vector<std::string> failures(p);
-    on_threads(p, arlab::test::loopback_options(256 << 10), [&](Engine& engine, int rank) {
+    // Nodes of two ranks (uneven at 3: the leader variant), so that hierarchical has levels.
+    Options o = arlab::test::loopback_options(256 << 10);
+    o.ranks_per_node = 2;
+    on_threads(p, o, [&](Engine& engine, int rank) {
       ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
       for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner,
-                             Algorithm::Auto})
+                             Algorithm::Hierarchical, Algorithm::Auto})
         for (auto [type, op] : {std::pair{DataType::Float32, ReduceOp::Sum}, std::pair{DataType::BFloat16, ReduceOp::Avg},
                                 std::pair{DataType::Int8, ReduceOp::Max}, std::pair{DataType::Float16, ReduceOp::Prod}})
           for (std::size_t count : {std::size_t{1}, std::size_t{7}, std::size_t{4099}, (std::size_t{1} << 20) + 3})

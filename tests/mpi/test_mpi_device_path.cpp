@@ -31,6 +31,7 @@ TEST(MpiDevicePath, EveryAlgorithmOnStagedDeviceBuffers) {
   Options o;
   o.timeout_s = 60;
   o.self_calibration = SelfCalibration::Off;
+  o.ranks_per_node = p >= 3 ? 2 : 1;  // emulated nodes, so that hierarchical has levels (uneven at 3 and 5)
   const Options resolved = o.resolved();
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -42,7 +43,7 @@ TEST(MpiDevicePath, EveryAlgorithmOnStagedDeviceBuffers) {
     engine.use_device_memory(std::move(owned), 3000);  // pieces of 3000 B
     const std::size_t pp = static_cast<std::size_t>(p);
     for (Algorithm algo : {Algorithm::Ring, Algorithm::Tree, Algorithm::RecursiveDoubling, Algorithm::Rabenseifner,
-                           Algorithm::Auto})
+                           Algorithm::Hierarchical, Algorithm::Auto})
       for (auto [type, op] : {std::pair{DataType::Float32, ReduceOp::Sum}, std::pair{DataType::Int64, ReduceOp::Max},
                               std::pair{DataType::BFloat16, ReduceOp::Avg}})
         for (std::size_t count : {pp + 1, std::size_t{7}, std::size_t{50001}})

@@ -1,0 +1,34 @@
+// NCCL is loaded at run time (baseline/nccl_library.hpp), so that nothing arlab builds needs
+// libnccl to start. On the CPU: the library the build found loads, with nccl.h's major version;
+// a library without NCCL's symbols and a missing file are refused, each with the reason.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "baseline/nccl_library.hpp"
+
+namespace {
+
+using arlab::detail::load_nccl;
+
+TEST(NcclLibrary, TheBuildsLibraryLoadsWithNcclHsMajorVersion) {
+  const auto& nccl = arlab::detail::nccl_library();  // the loader's search, then the build's path
+  EXPECT_EQ(nccl.version / 10000, NCCL_MAJOR);
+  EXPECT_FALSE(nccl.path.empty());
+  EXPECT_STREQ(nccl.GetErrorString(ncclInvalidArgument) != nullptr ? "ok" : "null", "ok");
+  std::string why;
+  const auto again = load_nccl(nccl.path, why);
+  ASSERT_TRUE(again) << why;
+  EXPECT_EQ(again->version, nccl.version);
+}
+
+TEST(NcclLibrary, ALibraryWithoutNcclOrNoFileIsRefusedWithTheReason) {
+  std::string why;
+  EXPECT_FALSE(load_nccl("libm.so.6", why));
+  EXPECT_NE(why.find("libm.so.6: lacks ncclGetVersion"), std::string::npos) << why;
+  why.clear();
+  EXPECT_FALSE(load_nccl("/nonexistent/libnccl.so.2", why));
+  EXPECT_NE(why.find("/nonexistent/libnccl.so.2"), std::string::npos) << why;
+}
+
+}  // namespace
