@@ -146,6 +146,10 @@ class Communicator {
  public:
   // Duplicates `comm`, so user traffic never mixes with arlab's own. Collective over `comm`.
   explicit Communicator(MPI_Comm comm, Options options = {});
+  // Collective too, as MPI_Comm_free is: the transports settle with every peer (the last
+  // messages, UCX's endpoints), so destroy a communicator at the same point on every rank. A
+  // rank that destroys it while its peers are busy elsewhere waits for them, up to 2 x the
+  // timeout, and then goes on.
   ~Communicator();
   Communicator(Communicator&&) noexcept;
   Communicator& operator=(Communicator&&) noexcept;
