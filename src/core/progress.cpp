@@ -190,14 +190,13 @@ void ask_for_exact_naps() noexcept {
 
 void Progress::loop() {
   ask_for_exact_naps();
-  unsigned idle = 0, rounds = 0;
-  Clock::time_point idle_since;  // the 64th idle round
-  bool sleeping = false;
+  unsigned rounds = 0;
+  IdleWait wait(64);  // the idle stretch starts at the 64th idle round
   std::unique_lock lock(m_);
   for (;;) {
     admit(lock);
     if (active_.empty()) {
-      idle = 0;
+      wait.moved();
       in_hand_ = false;
       cv_.notify_all();
       if (stop_ && queue_.empty()) return;  // stopping, nothing left
@@ -208,25 +207,16 @@ void Progress::loop() {
     const bool moved = advance_all();
     // Idle for 64 rounds: rest between polls as idle_wait.hpp says (naps from the start while
     // no caller waits; only after a long wait while one does). Otherwise spin, looking at the
-    // clock (the timeouts) only every kIdleRoundsPerClockRead idle rounds, or 4096 busy ones.
+    // clock (the timeouts) only when IdleWait reads it, or every 4096 busy rounds.
     ++rounds;
-    idle = moved ? 0 : idle + 1;
-    Clock::time_point now{};
-    if (idle == 64) idle_since = now = Clock::now();
-    double nap = 0;
     const bool caller_waits = waiters_.load(std::memory_order_relaxed) > 0;
     idle_yield_allowed = caller_waits;  // otherwise this thread naps (transport/transport.hpp)
-    if (idle > 64 && !active_.empty()) {
-      if (!caller_waits || sleeping || idle % kIdleRoundsPerClockRead == 0) {
-        now = Clock::now();
-        nap = idle_nap_s(std::chrono::duration<double>(now - idle_since).count(), caller_waits);
-      }
-    }
-    sleeping = nap > 0;
-    const bool clock_read = now != Clock::time_point{};
-    if (clock_read || rounds % 4096 == 0) check_timeouts(clock_read ? now : Clock::now());
+    IdleWait::Round r;
+    if (moved) wait.moved();
+    else if (!active_.empty()) r = wait.idle_round(caller_waits);
+    if (r.clock_read || rounds % 4096 == 0) check_timeouts(r.clock_read ? r.now : Clock::now());
     if (!ended_.empty()) report_ended();
-    if (sleeping) std::this_thread::sleep_for(std::chrono::duration<double>(nap));
+    if (r.nap_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(r.nap_s));
     lock.lock();
   }
 }

@@ -31,26 +31,19 @@ char* Executor::address(const Region& r) const {
 
 void Executor::run(const Program& program, const Buffers& buffers, const Call& call) {
   begin(program, buffers, call);
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point idle_since;
-  unsigned idle = 0;
-  bool sleeping = false;
+  // Spinning, the clock read only every kIdleRoundsPerClockRead idle rounds; after a long
+  // wait, sleeping between polls (idle_wait.hpp).
+  IdleWait wait(kIdleRoundsPerClockRead);
   try {
     while (!finished()) {
       if (advance()) {
-        idle = 0;
-        sleeping = false;
+        wait.moved();
         continue;
       }
-      // Spinning, the clock read only every kIdleRoundsPerClockRead idle rounds; after a long
-      // wait, sleeping between polls (idle_wait.hpp).
-      if (++idle % kIdleRoundsPerClockRead != 0 && !sleeping) continue;
-      const auto now = Clock::now();
-      if (idle == kIdleRoundsPerClockRead) idle_since = now;
-      const double waited = std::chrono::duration<double>(now - idle_since).count();
-      if (waited > call.timeout_s) timed_out(waited);
-      const double nap = idle_nap_s(waited, true);
-      if ((sleeping = nap > 0)) std::this_thread::sleep_for(std::chrono::duration<double>(nap));
+      const IdleWait::Round r = wait.idle_round(/*caller_waits=*/true);
+      if (!r.clock_read) continue;
+      if (r.waited_s > call.timeout_s) timed_out(r.waited_s);
+      if (r.nap_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(r.nap_s));
     }
   } catch (...) {
     abandon();  // a run that failed part-way leaves messages in flight

@@ -16,6 +16,7 @@
 // sleeps an eighth of the wait, 2 to 200 us, so that the computation has the core and the
 // thread, waking from a sleep, is scheduled ahead of it.
 #include <algorithm>
+#include <chrono>
 
 namespace arlab::detail {
 
@@ -30,5 +31,48 @@ inline double idle_nap_s(double waited_s, bool caller_waits) {
   if (waited_s < kSpinBeforeSleepS) return 0;
   return std::min(waited_s / 64, 200e-6);
 }
+
+// A polling loop's idle stretch, shared by Executor::run and the progress thread: call moved()
+// after a round that moved something, idle_round() after one that did not. The stretch starts
+// at the `start`-th idle round in a row (where the clock is first read); from then the clock is
+// read every kIdleRoundsPerClockRead rounds, or every round while napping or while no caller
+// waits (the naps are then long enough that a clock read is nothing beside them).
+class IdleWait {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Round {
+    bool clock_read = false;  // when false, the fields below are not set: spin on
+    Clock::time_point now;
+    double waited_s = 0;  // since the stretch started
+    double nap_s = 0;     // how long to sleep before the next poll (idle_nap_s)
+  };
+
+  explicit IdleWait(unsigned start) : start_(start) {}
+
+  void moved() noexcept {
+    idle_ = 0;
+    napping_ = false;
+  }
+
+  Round idle_round(bool caller_waits) {
+    Round r;
+    ++idle_;
+    if (idle_ < start_) return r;
+    if (idle_ > start_ && !napping_ && caller_waits && idle_ % kIdleRoundsPerClockRead != 0) return r;
+    r.clock_read = true;
+    r.now = Clock::now();
+    if (idle_ == start_) since_ = r.now;
+    r.waited_s = std::chrono::duration<double>(r.now - since_).count();
+    r.nap_s = idle_ == start_ ? 0 : idle_nap_s(r.waited_s, caller_waits);
+    napping_ = r.nap_s > 0;
+    return r;
+  }
+
+ private:
+  unsigned start_;
+  unsigned idle_ = 0;
+  bool napping_ = false;
+  Clock::time_point since_;
+};
 
 }  // namespace arlab::detail

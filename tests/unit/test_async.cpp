@@ -13,6 +13,7 @@
 #include "common/reference.hpp"
 #include "core/engine.hpp"
 #include "core/progress.hpp"
+#include "exec/idle_wait.hpp"
 #include "transport/loopback_transport.hpp"
 
 namespace arlab::detail {
@@ -496,6 +497,50 @@ TEST(Progress, TransportsMayYieldTheCoreOnlyWhileACallerWaits) {
   done = true;
   waiter.join();
   EXPECT_LE(yields_before, 1) << "yields while nobody waited";  // the first round, before the switch
+}
+
+// The idle stretch both polling loops share (exec/idle_wait.hpp): nothing before its start,
+// then the clock every kIdleRoundsPerClockRead rounds while a caller waits, no nap for the
+// first 10 ms, then naps (and the clock every round while napping); without a caller, naps
+// from the start. moved() begins a new stretch.
+TEST(IdleWait, SpinsThenReadsTheClockThenNaps) {
+  using arlab::detail::IdleWait;
+  using arlab::detail::kIdleRoundsPerClockRead;
+  IdleWait wait(64);
+  for (int i = 1; i < 64; ++i) EXPECT_FALSE(wait.idle_round(true).clock_read) << i;
+  IdleWait::Round r = wait.idle_round(true);  // the 64th: the stretch starts
+  EXPECT_TRUE(r.clock_read);
+  EXPECT_EQ(r.waited_s, 0);
+  EXPECT_EQ(r.nap_s, 0);
+  unsigned rounds = 64, reads = 0;
+  for (; rounds < 64 + 4 * kIdleRoundsPerClockRead; ) {
+    r = wait.idle_round(true);
+    ++rounds;
+    if (!r.clock_read) continue;
+    ++reads;
+    EXPECT_EQ(rounds % kIdleRoundsPerClockRead, 0u);
+  }
+  EXPECT_EQ(reads, 4u);
+  // Past 10 ms a read gives a nap, and while napping every round reads the clock.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(12);
+  while (std::chrono::steady_clock::now() < until) {}
+  do r = wait.idle_round(true);
+  while (!r.clock_read);
+  EXPECT_GT(r.waited_s, 0.010);
+  EXPECT_GT(r.nap_s, 0);
+  EXPECT_LE(r.nap_s, 200e-6);
+  EXPECT_TRUE(wait.idle_round(true).clock_read);
+  wait.moved();
+  EXPECT_FALSE(wait.idle_round(true).clock_read);
+  // No caller waits: from the start of the stretch, every round reads the clock and naps.
+  IdleWait alone(4);
+  for (int i = 1; i < 4; ++i) alone.idle_round(false);
+  EXPECT_EQ(alone.idle_round(false).nap_s, 0);  // the start
+  for (int i = 0; i < 3; ++i) {
+    r = alone.idle_round(false);
+    EXPECT_TRUE(r.clock_read);
+    EXPECT_GE(r.nap_s, 2e-6);
+  }
 }
 
 }  // namespace
