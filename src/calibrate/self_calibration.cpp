@@ -190,10 +190,10 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
         source = std::string(kBuiltIn) + " (the calibration over " + key.transport + " was unusable)";
       }
       if (dir && !yaml.empty()) {
-        if (const std::string problem = write_cache(path, key, yaml); problem.empty())
+        if (const std::string not_written = write_cache(path, key, yaml); not_written.empty())
           source += ", cached in " + path;
         else
-          say(o, LogLevel::Warn, rank, "the calibration is not cached: " + problem);
+          say(o, LogLevel::Warn, rank, "the calibration is not cached: " + not_written);
       }
       if (!yaml.empty()) say(o, LogLevel::Info, rank, "machine " + source);
     }
