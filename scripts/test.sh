@@ -24,7 +24,7 @@ while (($#)); do
     --quick) stages=main soak_seconds=10 ;;
     --stages) stages=${2:?--stages needs a list, e.g. main,fuzz}; shift ;;
     --stages=*) stages=${1#--stages=} ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scripts/test.sh: unknown argument '$1' (usage: scripts/test.sh [--quick] [--stages main,cpu,asan,tsan,fuzz])" >&2
        exit 2 ;;
   esac

@@ -47,9 +47,16 @@ std::optional<NcclLibrary> load_nccl(const std::string& path, std::string& why) 
     dlclose(handle);
     return std::nullopt;
   }
-  if (l.GetVersion(&l.version) != ncclSuccess || l.version / 10000 != NCCL_MAJOR) {
-    why = path + ": NCCL version " + std::to_string(l.version) + ", not the major version " +
-          std::to_string(NCCL_MAJOR) + " of the nccl.h arlab was built with";
+  if (l.GetVersion(&l.version) != ncclSuccess) {
+    why = path + ": ncclGetVersion failed";
+    dlclose(handle);
+    return std::nullopt;
+  }
+  // NCCL_VERSION_CODE: major * 10000 + minor * 100 + patch since 2.9, major * 1000 + ... before.
+  const int major = l.version >= 10000 ? l.version / 10000 : l.version / 1000;
+  if (major != NCCL_MAJOR) {
+    why = path + ": NCCL version code " + std::to_string(l.version) + " (major " + std::to_string(major) +
+          "), not the major version " + std::to_string(NCCL_MAJOR) + " of the nccl.h arlab was built with";
     dlclose(handle);
     return std::nullopt;
   }
@@ -60,9 +67,12 @@ namespace {
 
 NcclLibrary load() {
   std::vector<std::string> tries;
-  if (const char* env = std::getenv("ARLAB_NCCL_LIBRARY"); env && *env) tries.emplace_back(env);
-  tries.emplace_back("libnccl.so.2");
-  if (*ARLAB_NCCL_BUILD_LIBRARY) tries.emplace_back(ARLAB_NCCL_BUILD_LIBRARY);
+  if (const char* env = std::getenv("ARLAB_NCCL_LIBRARY"); env && *env) {
+    tries.emplace_back(env);  // named by the user: that one or none, never another in its place
+  } else {
+    tries.emplace_back("libnccl.so.2");
+    if (*ARLAB_NCCL_BUILD_LIBRARY) tries.emplace_back(ARLAB_NCCL_BUILD_LIBRARY);
+  }
   std::string whys;
   for (const std::string& path : tries) {
     std::string why;

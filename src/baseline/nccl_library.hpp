@@ -2,10 +2,10 @@
 // machine without NCCL (or without a GPU) runs every other algorithm, and Algorithm::Nccl
 // says what is missing. Only the header (nccl.h) is needed at build time.
 //
-// Where it looks, in order: $ARLAB_NCCL_LIBRARY (a path); "libnccl.so.2" through the dynamic
-// loader's search (LD_LIBRARY_PATH, the cache); the library CMake found at configure time. A
-// library whose major version differs from the header's is refused (NCCL keeps its ABI
-// within a major version).
+// Where it looks: $ARLAB_NCCL_LIBRARY (a path) alone when it is set; otherwise
+// "libnccl.so.2" through the dynamic loader's search (LD_LIBRARY_PATH, the cache), then the
+// library CMake found at configure time (its path is compiled in). A library whose major
+// version differs from the header's is refused (NCCL keeps its ABI within a major version).
 #pragma once
 
 #include <nccl.h>

@@ -62,7 +62,8 @@ LineFit fit_line(std::span<const double> x, std::span<const double> y) {
   // Through the origin where the free line is unphysical: a negative intercept, or a slope
   // that is not positive (times that do not grow with the size: noise, a slow spell during
   // the small sizes). Minimising sum (1 - slope x / y)^2 gives a positive slope always.
-  if (f.intercept < 0 || !(f.slope > 0)) {
+  f.flat = !(f.slope > 0);
+  if (f.intercept < 0 || f.flat) {
     double sr = 0, srr = 0;
     for (std::size_t i = 0; i < n; ++i) {
       const double r = x[i] / y[i];
@@ -93,11 +94,11 @@ LineFit fit_slope(std::span<const double> x, std::span<const double> y, double i
   f.points = x.size();
   f.intercept = intercept;
   f.slope = num / den;
-  if (!(f.slope > 0)) {  // times at or below the intercept: the slope through the origin instead
+  if (!(f.slope > 0)) {  // times at or below the intercept: no rate can be read from them
     double sr = 0;
     for (std::size_t i = 0; i < x.size(); ++i) sr += x[i] / y[i];
-    f.slope = sr / den;
-    f.clamped = true;
+    f.slope = sr / den;  // positive, so that a file can still be written; flat says to refuse it
+    f.flat = true;
   }
   residuals(f, x, y);
   return f;
@@ -177,6 +178,7 @@ bool use_marginal_slope(RegimeFit& f, std::span<const double> x, std::span<const
   if (!(slope > 0) || y[n - 2] < 10 * y[0]) return false;  // not transfer-dominated
   line.slope = slope;
   line.marginal = true;
+  line.flat = false;  // the two largest sizes grow: a rate after all
   // A step (fit_step_line) above which the line now runs through the largest size; one that
   // would not step up was the burst taken for a protocol switch, and goes.
   if (line.step_bytes > 0) {

@@ -5,7 +5,8 @@
 // on the large ones, rather than letting the largest times decide both. An intercept the data
 // would put below zero, or a slope at or below zero (times that do not grow with the size, as
 // a slow spell during the small sizes makes them), is replaced by the line through the origin
-// (a topology file needs alpha >= 0 and a positive bandwidth); fit_slope likewise.
+// (a topology file needs alpha >= 0 and a positive bandwidth); the latter is marked `flat`.
+// fit_slope, whose times sit at or below the given intercept, marks its fit `flat` likewise.
 //
 // Two regimes (fit_regimes): sizes whose working set fits in the cache get their own line;
 // beyond it the same intercept and a slope of their own, fitted to those sizes alone.
@@ -25,6 +26,10 @@ struct LineFit {
   double rms_rel = 0;    // root mean square of (measured - fitted) / measured
   double max_rel = 0;    // the largest |measured - fitted| / measured
   bool clamped = false;  // the free line was unphysical (intercept < 0, or slope <= 0): through the origin
+  // The times did not grow with the size (the free slope was <= 0): no bandwidth can be read
+  // from them (a busy machine's small sizes running slower than its large ones). The fit still
+  // has a positive slope, but the self-calibration refuses a machine fitted from it.
+  bool flat = false;
   bool marginal = false;  // the slope is the two largest sizes' marginal rate (use_marginal_slope)
   std::size_t points = 0;
   // A step (fit_step_line): sizes above step_bytes have intercept_above instead of intercept,

@@ -62,8 +62,16 @@ void broadcast(MPI_Comm comm, std::string& text) {
 }  // namespace
 
 std::string usable_topology_yaml(const Calibration& c, const std::string& file_name, std::string& problem) {
-  // What the fit made must load as a topology file: fit.hpp keeps its numbers physical, and
-  // this is the last guard.
+  // A rate read from times that did not grow with the size (fit.hpp's `flat`) is no rate:
+  // such a machine would mislead every pick, and once cached it would stay.
+  const auto flat = [](const RegimeFit& f) { return f.in_cache.flat || (f.beyond && f.beyond->flat); };
+  for (const auto* l : {&c.intra, &c.inter})
+    if (*l && flat((*l)->exchange))
+      problem = "the " + (*l)->link_class + "-node link's exchange times did not grow with the message size";
+  if (flat(c.compute.reduce) || flat(c.compute.copy))
+    problem = "the reduction's or the copy's times did not grow with the size";
+  if (!problem.empty()) return "";
+  // What the fit made must load as a topology file: the last guard.
   std::string yaml = topology_yaml(c);
   try {
     detail::parse_topology(yaml, file_name);

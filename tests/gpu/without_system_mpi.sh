@@ -2,8 +2,9 @@
 # without_system_mpi.sh COMMAND...: COMMAND in a mount namespace where this machine's Open MPI,
 # PMIx, UCX, yaml-cpp and libevent are hidden (their folders under tmpfs, their libraries and
 # programs bound to /dev/null), as on a machine that has none: what it runs must come from the
-# gpu-check bundle. NCCL is hidden too: the programs must start without it (arlab loads it at
-# run time). Needs root (unshare -m); exits 77 where it cannot.
+# gpu-check bundle. NCCL is hidden too, in the places this machine has it (the CUDA folders,
+# the multiarch folder): the programs must start without it (arlab loads it at run time).
+# Needs root (unshare -m); exits 77 where it cannot.
 set -u
 if [[ ${1:-} != --inside ]]; then
   unshare -m true 2>/dev/null || { echo "SKIPPED: no mount namespace here (unshare -m needs root)"; exit 77; }

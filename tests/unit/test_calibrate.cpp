@@ -95,11 +95,16 @@ TEST(CalibrateFit, TimesThatDoNotGrowStillGiveAPositiveBandwidth) {
   const std::vector<double> y = {2400, 2400, 2400, 2400, 2400, 2400, 2300, 1500};
   const LineFit f = fit_line(x, y);
   EXPECT_TRUE(f.clamped);
+  EXPECT_TRUE(f.flat);  // and marked, so that the self-calibration refuses it
   EXPECT_EQ(f.intercept, 0);
   EXPECT_GT(f.slope, 0);
   EXPECT_TRUE(fit_step_line(x, y).slope > 0);
+  const std::vector<double> big = {1024, 4096, 16384, 65536};
+  const LineFit negative = fit_line(big, line(big, -0.5, 1e-3));
+  EXPECT_TRUE(negative.clamped);
+  EXPECT_FALSE(negative.flat);  // a negative intercept alone is not flat
   const LineFit beyond = fit_slope(std::vector<double>{1 << 23, 1 << 24}, std::vector<double>{900, 950}, 1000);
-  EXPECT_TRUE(beyond.clamped);
+  EXPECT_TRUE(beyond.flat);
   EXPECT_GT(beyond.slope, 0);
 }
 
@@ -311,9 +316,10 @@ TEST(CalibrateTopology, TheWrittenFileLoadsWithTheLibrarysLoader) {
   }
 }
 
-// The self-calibration's last guard: a machine whose file would not load (here a negative
-// bandwidth, as the free fit once made of a busy machine's times) is refused with the loader's
-// reason, so that the caller's first Auto call goes on with the built-in description.
+// The self-calibration's guards: a machine whose file would not load (here a negative
+// bandwidth, as the free fit once made of a busy machine's times), and one fitted from times
+// that did not grow with the size, are refused with the reason, so that the caller's first
+// Auto call goes on with the built-in description and nothing is cached.
 TEST(CalibrateTopology, AnUnusableFitIsRefusedWithTheReason) {
   std::string problem;
   EXPECT_FALSE(calib::usable_topology_yaml(calibration(1, 2), "vm-mpi-2x1.yaml", problem).empty());
@@ -323,6 +329,15 @@ TEST(CalibrateTopology, AnUnusableFitIsRefusedWithTheReason) {
   EXPECT_EQ(calib::usable_topology_yaml(bad, "vm-mpi-2x1.yaml", problem), "");
   EXPECT_NE(problem.find("vm-mpi-2x1.yaml"), std::string::npos) << problem;
   EXPECT_NE(problem.find("bandwidth_GBps must be positive"), std::string::npos) << problem;
+  // A fit whose times did not grow with the size (fit.hpp's flat) loads, but is no rate.
+  for (int which = 0; which < 3; ++which) {
+    Calibration flat = calibration(2, 2);
+    (which == 0 ? flat.intra->exchange.in_cache : which == 1 ? flat.inter->exchange.in_cache : flat.compute.copy.in_cache)
+        .flat = true;
+    problem.clear();
+    EXPECT_EQ(calib::usable_topology_yaml(flat, "vm-mpi-2x2.yaml", problem), "") << which;
+    EXPECT_NE(problem.find("did not grow with the"), std::string::npos) << problem;
+  }
 }
 
 TEST(CalibrateTopology, AnArgumentWithANewlineStaysInsideItsComment) {
