@@ -10,7 +10,7 @@ double err_pct(double measured, double fitted) { return 100 * (measured - fitted
 void print_fit(std::FILE* out, const char* what, const LineFit& f) {
   std::fprintf(out, "#   %-16s %.4g us + bytes / %.4g GB/s (beta %.4g us/B); R^2 %.4f, rms err %.1f%%, max %.1f%%%s\n",
                what, f.intercept, GBps(f.slope), f.slope, f.r2, 100 * f.rms_rel, 100 * f.max_rel,
-               f.flat ? " (the times did not grow with the size: no bandwidth to read)" : f.clamped ? " (through the origin: the free line had an intercept < 0)" : f.marginal ? " (bandwidth: the two largest sizes' marginal rate)" : "");
+               *fallback_note(f) ? fallback_note(f) : f.marginal ? " (bandwidth: the two largest sizes' marginal rate)" : "");
   if (f.step_bytes > 0)
     std::fprintf(out, "#   %-16s above %.0f B (step before %.0f B): %.4g us + bytes / %.4g GB/s\n", "", f.step_bytes,
                  f.step_next, f.intercept_above, GBps(f.slope));

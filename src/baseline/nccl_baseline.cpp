@@ -108,23 +108,24 @@ class Nccl final : public NcclBaseline {
 }  // namespace
 
 std::unique_ptr<NcclBaseline> make_nccl_baseline(MPI_Comm comm) {
-  // Every rank learns whether every rank has a device, so that none waits in NCCL's setup alone.
-  int mine = kernels::device_count() > 0, all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
-  if (!all)
-    fail(Error::Code::Unavailable, mine ? "another rank has no usable CUDA device"
-                                        : "it needs a CUDA device per rank, and this rank has none: " +
-                                              kernels::unavailable_reason());
-  // And whether every rank could load NCCL (nccl_library.hpp), for the same reason.
+  // Every rank learns whether every rank has a device and could load NCCL (nccl_library.hpp,
+  // tried only with a device), so that none waits in NCCL's setup alone.
   std::string why;
-  try {
-    nccl_library();
-  } catch (const Error& e) {
-    why = e.what();
+  int mine[2] = {kernels::device_count() > 0, 0}, all[2] = {0, 0};
+  if (mine[0]) {
+    try {
+      nccl_library();
+      mine[1] = 1;
+    } catch (const Error& e) {
+      why = e.what();
+    }
   }
-  mine = why.empty();
-  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
-  if (!all) throw Error(Error::Code::Unavailable, mine ? "arlab: nccl baseline: another rank could not load NCCL" : why);
+  MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm);
+  if (!all[0])
+    fail(Error::Code::Unavailable, mine[0] ? "another rank has no usable CUDA device"
+                                           : "it needs a CUDA device per rank, and this rank has none: " +
+                                                 kernels::unavailable_reason());
+  if (!all[1]) throw Error(Error::Code::Unavailable, mine[1] ? "arlab: nccl baseline: another rank could not load NCCL" : why);
   return std::make_unique<Nccl>(comm);
 }
 

@@ -17,10 +17,9 @@ namespace arlab::detail {
 namespace {
 
 template <class F>
-bool bind(void* handle, const char* name, F& f, std::string& missing) {
+void bind(void* handle, const char* name, F& f, std::string& missing) {
   f = reinterpret_cast<F>(dlsym(handle, name));
   if (!f) missing += std::string(missing.empty() ? "" : ", ") + name;
-  return f != nullptr;
 }
 
 }  // namespace
@@ -32,6 +31,11 @@ std::optional<NcclLibrary> load_nccl(const std::string& path, std::string& why) 
     why = e ? e : path + ": dlopen failed";
     return std::nullopt;
   }
+  const auto refuse = [&](std::string reason) -> std::optional<NcclLibrary> {
+    why = path + ": " + reason;
+    dlclose(handle);
+    return std::nullopt;
+  };
   NcclLibrary l;
   l.path = path;
   std::string missing;
@@ -42,24 +46,13 @@ std::optional<NcclLibrary> load_nccl(const std::string& path, std::string& why) 
   bind(handle, "ncclCommInitAll", l.CommInitAll, missing);
   bind(handle, "ncclCommDestroy", l.CommDestroy, missing);
   bind(handle, "ncclAllReduce", l.AllReduce, missing);
-  if (!missing.empty()) {
-    why = path + ": lacks " + missing;
-    dlclose(handle);
-    return std::nullopt;
-  }
-  if (l.GetVersion(&l.version) != ncclSuccess) {
-    why = path + ": ncclGetVersion failed";
-    dlclose(handle);
-    return std::nullopt;
-  }
+  if (!missing.empty()) return refuse("lacks " + missing);
+  if (l.GetVersion(&l.version) != ncclSuccess) return refuse("ncclGetVersion failed");
   // NCCL_VERSION_CODE: major * 10000 + minor * 100 + patch since 2.9, major * 1000 + ... before.
   const int major = l.version >= 10000 ? l.version / 10000 : l.version / 1000;
-  if (major != NCCL_MAJOR) {
-    why = path + ": NCCL version code " + std::to_string(l.version) + " (major " + std::to_string(major) +
-          "), not the major version " + std::to_string(NCCL_MAJOR) + " of the nccl.h arlab was built with";
-    dlclose(handle);
-    return std::nullopt;
-  }
+  if (major != NCCL_MAJOR)
+    return refuse("NCCL version code " + std::to_string(l.version) + " (major " + std::to_string(major) +
+                  "), not the major version " + std::to_string(NCCL_MAJOR) + " of the nccl.h arlab was built with");
   return l;  // the handle stays open for the process
 }
 

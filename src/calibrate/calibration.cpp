@@ -57,12 +57,8 @@ std::string link_block(const LinkCalibration& l) {
   else
     o += format("    # Exchange between ranks %d and %d (each sends and receives at once, as in every\n", l.rank_a,
                 l.rank_b);
-  const LineFit& in = l.exchange.in_cache;
-  const char* how = in.flat      ? " (the times did not grow with the size: no bandwidth to read)"
-                    : in.clamped ? " (through the origin: the free line had alpha < 0)"
-                                 : "";
   o += "    # all-reduce step), " + in_cache_span(l.sizes, l.exchange) + ": t = alpha + bytes / bandwidth, " +
-       residual(in) + how + ".\n";
+       residual(l.exchange.in_cache) + fallback_note(l.exchange.in_cache) + ".\n";
   if (l.exchange.in_cache.marginal)
     o += "    # The bandwidth is the two largest sizes' marginal rate (what passes faster at a message's start,\n"
          "    # a token bucket's burst or a window opening, cancels); alpha is the least-squares fit's.\n";

@@ -61,22 +61,22 @@ LineFit fit_line(std::span<const double> x, std::span<const double> y) {
   f.intercept = ym - f.slope * xm;
   // Through the origin where the free line is unphysical: a negative intercept, or a slope
   // that is not positive (times that do not grow with the size: noise, a slow spell during
-  // the small sizes). Minimising sum (1 - slope x / y)^2 gives a positive slope always.
+  // the small sizes). That fit (fit_slope with intercept 0) has a positive slope always.
   f.flat = !(f.slope > 0);
   if (f.intercept < 0 || f.flat) {
-    double sr = 0, srr = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double r = x[i] / y[i];
-      sr += r;
-      srr += r * r;
-    }
     f.intercept = 0;
-    f.slope = sr / srr;
+    f.slope = fit_slope(x, y, 0).slope;
     f.clamped = true;
   }
 
   residuals(f, x, y);
   return f;
+}
+
+const char* fallback_note(const LineFit& f) {
+  return f.flat      ? " (the times did not grow with the size: no bandwidth to read)"
+         : f.clamped ? " (through the origin: the free line had a negative intercept)"
+                     : "";
 }
 
 LineFit fit_slope(std::span<const double> x, std::span<const double> y, double intercept) {
@@ -94,10 +94,8 @@ LineFit fit_slope(std::span<const double> x, std::span<const double> y, double i
   f.points = x.size();
   f.intercept = intercept;
   f.slope = num / den;
-  if (!(f.slope > 0)) {  // times at or below the intercept: no rate can be read from them
-    double sr = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) sr += x[i] / y[i];
-    f.slope = sr / den;  // positive, so that a file can still be written; flat says to refuse it
+  if (!(f.slope > 0) && intercept != 0) {  // times at or below the intercept: no rate in them
+    f.slope = fit_slope(x, y, 0).slope;  // positive, so that a file can be written; flat refuses it
     f.flat = true;
   }
   residuals(f, x, y);

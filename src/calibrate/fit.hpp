@@ -45,6 +45,10 @@ struct LineFit {
 // for fewer than two distinct x, mismatched lengths, or a y that is not positive.
 LineFit fit_line(std::span<const double> x, std::span<const double> y);
 
+// What a fit's fallback means, for the printed fits and the topology file's comments: "" for a
+// free fit, else " (the times did not grow ...)" or " (through the origin: ...)".
+const char* fallback_note(const LineFit& f);
+
 // Fits y = intercept + x * slope with the intercept given, minimising the relative error;
 // residuals as fit_line's (r2 of the times about their mean). Throws std::invalid_argument for
 // no points, mismatched lengths, or a y that is not positive.
