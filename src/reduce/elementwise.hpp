@@ -62,9 +62,9 @@ struct Element {
 // On the device the 16-bit formats convert through cuda_fp16.h / cuda_bf16.h: one cvt each
 // (round to nearest even, subnormals and overflow as IEEE says) where half.hpp's bit
 // manipulation costs some 20 integer operations, more than a memory-bound kernel can hide.
-// Both give the same bits for every non-NaN value (UnitHalf.CudaHeadersConvertAsHalfHpp checks
-// the headers' host versions against half.hpp over every value); a NaN stays a NaN, though its
-// payload may differ between the two.
+// Both give the same bits for every non-NaN value (CudaHeaders.*, tests/gpu/test_kernels.cpp,
+// check the headers' host versions against half.hpp on the CPU); a NaN stays a NaN, though
+// its payload may differ between the two.
 template <>
 struct Element<Half> {
   using Compute = float;
