@@ -60,14 +60,25 @@ void print_link(std::FILE* out, const Calibration& c, const LinkCalibration& l) 
     std::fprintf(out, "#\n# link %s: ranks %d and %d, us per message through the executor; err%% = (measured - fit) / measured\n",
                l.link_class.c_str(), l.rank_a, l.rank_b);
   print_split(out, c, l.exchange.beyond.has_value());
-  std::fprintf(out, "#     size(B)   working set  ping-pong     fit   err%%    exchange     fit   err%%\n");
+  const bool chained = l.chained_exchange_us.size() == l.sizes.size();
+  std::fprintf(out, "#     size(B)   working set  ping-pong     fit   err%%    exchange     fit   err%%%s\n",
+               chained ? "     chained" : "");
   for (std::size_t i = 0; i < l.sizes.size(); ++i) {
     const double x = static_cast<double>(l.sizes[i]);
     const LineFit &p = l.pingpong.of(i), &e = l.exchange.of(i);
-    std::fprintf(out, "%13zu %12s%s %10.3f %7.3g %6.1f %11.3f %7.3g %6.1f\n", l.sizes[i],
+    std::fprintf(out, "%13zu %12s%s %10.3f %7.3g %6.1f %11.3f %7.3g %6.1f", l.sizes[i],
                  size_text(l.working_set[i]).c_str(), regime(l.exchange, i), l.pingpong_us[i], p.at(x),
                  err_pct(l.pingpong_us[i], p.at(x)), l.exchange_us[i], e.at(x), err_pct(l.exchange_us[i], e.at(x)));
+    if (chained) std::fprintf(out, " %11.3f", l.chained_exchange_us[i]);
+    std::fprintf(out, "\n");
   }
+  if (l.exchange_timed_as_calls)
+    std::fprintf(out,
+                 "# exchange: one per call, less what a call costs beyond its message (the line below), as the fit and\n"
+                 "# an algorithm's step see it%s\n",
+                 chained ? "; chained: in a chain, each exchange receiving into what the last one sent,\n"
+                           "# which the peer has just read (docs/model.md, change 8)"
+                         : "");
   std::fprintf(out, "# streams of %zu x %s: %.3f GB/s one way, %.3f GB/s per direction both ways\n", l.stream_count,
                size_text(static_cast<double>(l.stream_chunk)).c_str(), l.stream_one_way_GBps,
                l.stream_both_ways_GBps);

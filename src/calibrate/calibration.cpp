@@ -57,8 +57,10 @@ std::string link_block(const LinkCalibration& l) {
   else
     o += format("    # Exchange between ranks %d and %d (each sends and receives at once, as in every\n", l.rank_a,
                 l.rank_b);
-  o += "    # all-reduce step), " + in_cache_span(l.sizes, l.exchange) + ": t = alpha + bytes / bandwidth, " +
-       residual(l.exchange.in_cache) + fallback_note(l.exchange.in_cache) + ".\n";
+  o += std::string("    # all-reduce step") +
+       (l.exchange_timed_as_calls ? "; one per call, less the call's own cost: docs/model.md, change 8),\n    # " : "), ") +
+       in_cache_span(l.sizes, l.exchange) + ": t = alpha + bytes / bandwidth, " + residual(l.exchange.in_cache) +
+       fallback_note(l.exchange.in_cache) + ".\n";
   if (l.exchange.in_cache.marginal)
     o += "    # The bandwidth is the two largest sizes' marginal rate (what passes faster at a message's start,\n"
          "    # a token bucket's burst or a window opening, cancels); alpha is the least-squares fit's.\n";
@@ -90,17 +92,24 @@ std::string link_block(const LinkCalibration& l) {
   }
   if (!l.writeback_sizes.empty()) {
     const std::vector<double> wx(l.writeback_sizes.begin(), l.writeback_sizes.end());
-    const auto points = writeback_points(wx, l.writeback_in_place_us, l.writeback_aside_us);
+    const auto table = [&](const char* field, const std::vector<double>& written, const std::vector<double>& aside) {
+      std::string t = "    # us per call:";
+      for (std::size_t i = 0; i < wx.size(); ++i)
+        t += format("%s %s %.3g/%.3g", i ? "," : "", size_text(wx[i]).c_str(), written[i], aside[i]);
+      t += std::string(".\n    ") + field + ": {";
+      const auto points = writeback_points(wx, written, aside);
+      for (std::size_t i = 0; i < points.size(); ++i)
+        t += format("%s%.0f: %.4g", i ? ", " : " ", points[i].bytes, points[i].us_per_byte);
+      return t + " }\n";
+    };
     o += "    # Writing what the peer has just read: an exchange then a reduction over the bytes just sent\n"
-         "    # (as recursive doubling in place), against one into a buffer of its own, us per round:";
-    for (std::size_t i = 0; i < wx.size(); ++i)
-      o += format("%s %s %.3g/%.3g", i ? "," : "", size_text(wx[i]).c_str(), l.writeback_in_place_us[i],
-                  l.writeback_aside_us[i]);
-    o += ".\n    # The difference per byte; a reduction that overwrites its own step's message pays it (docs/model.md).\n"
-         "    writeback_us_per_byte: {";
-    for (std::size_t i = 0; i < points.size(); ++i)
-      o += format("%s%.0f: %.4g", i ? ", " : " ", points[i].bytes, points[i].us_per_byte);
-    o += " }\n";
+         "    # (as recursive doubling in place), against one into a buffer of its own; the difference per byte.\n"
+         "    # A write right after the send that carried the bytes pays it (docs/model.md, change 6).\n" +
+         table("writeback_us_per_byte", l.writeback_in_place_us, l.writeback_aside_us);
+    if (l.writeback_later_us.size() == wx.size())
+      o += "    # The same an exchange later (another buffer sent between, as the ring's allgather receives\n"
+           "    # over what its reduce-scatter sent); a later write pays it (docs/model.md, change 8).\n" +
+           table("writeback_later_us_per_byte", l.writeback_later_us, l.writeback_later_aside_us);
   }
   o += beyond_lines(l.sizes, l.exchange, "    ", "t = alpha + bytes / bandwidth_beyond_cache");
   if (l.shared_ratio > 0)

@@ -58,7 +58,11 @@ struct LinkCalibration {
   std::vector<std::size_t> sizes;
   std::vector<double> working_set;  // per size
   std::vector<double> pingpong_us;  // one way, half a round trip
-  std::vector<double> exchange_us;  // both ways at once
+  std::vector<double> exchange_us;  // both ways at once: what the fit uses
+  // Within a node, exchange_us are exchanges timed one per call less the call's own cost
+  // (call_us - chained_run_us); across nodes, exchanges in a chain (LinkBench).
+  bool exchange_timed_as_calls = false;
+  std::vector<double> chained_exchange_us;  // within a node, for the report: in a chain
   double call_us = 0;               // one exchange of sizes.front() bytes timed as a call,
   double chained_run_us = 0;        // and per exchange in a chain (LinkBench::run_cost)
   RegimeFit exchange;               // what the file gets: alpha, beta, beta beyond the cache
@@ -74,6 +78,9 @@ struct LinkCalibration {
   // writing what the peer has just read (writeback_us_per_byte).
   std::vector<std::size_t> writeback_sizes;
   std::vector<double> writeback_in_place_us, writeback_aside_us;
+  // And the same with the write an exchange later (over what the peer read before it read
+  // another buffer), against aside (writeback_later_us_per_byte).
+  std::vector<double> writeback_later_us, writeback_later_aside_us;
   std::size_t stream_chunk = 0, stream_count = 0;
   double stream_one_way_GBps = 0, stream_both_ways_GBps = 0;  // per direction
 };

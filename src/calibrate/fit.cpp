@@ -193,7 +193,7 @@ bool use_marginal_slope(RegimeFit& f, std::span<const double> x, std::span<const
 std::vector<LatencyPoint> latency_points(std::span<const double> x, std::span<const double> y, double slope) {
   check(x, y);
   std::vector<LatencyPoint> out;
-  for (std::size_t i = 0; i < x.size(); ++i) {
+  for (std::size_t i = 0; i < x.size() && x[i] <= kLatencyTableBytes; ++i) {
     const double transfer = x[i] * slope, alpha = y[i] - transfer;
     if (alpha <= 0) continue;  // all transfer: no latency to read off
     if (out.empty() || x[i] > out.back().bytes) out.push_back({x[i], alpha});

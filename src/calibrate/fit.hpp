@@ -94,12 +94,19 @@ bool use_marginal_slope(RegimeFit& f, std::span<const double> x, std::span<const
 // Latencies measured one size at a time, for a link whose latency rises gradually between the
 // protocol's steps: at each size from the smallest, the exchange time less bytes x slope, up to
 // and including the first size whose transfer (bytes x slope) is half its time or more; a
-// size whose remainder is not positive is skipped; then made non-decreasing (adjacent points
-// that fall pooled to their mean). (bytes, alpha in us), ascending.
+// size whose remainder is not positive is skipped; none above kLatencyTableBytes; then made
+// non-decreasing (adjacent points that fall pooled to their mean). (bytes, alpha in us),
+// ascending.
 struct LatencyPoint {
   double bytes = 0, alpha_us = 0;
 };
 std::vector<LatencyPoint> latency_points(std::span<const double> x, std::span<const double> y, double slope);
+
+// The protocols' switches lie below this (Open MPI's shared-memory eager limit of 4 KiB, UCX's
+// rendezvous thresholds of 8-16 KiB); above it every transport is in its rendezvous protocol,
+// whose latency the fitted line's intercept carries, and a size slower than the line (4 ranks
+// on 2 cores at 2 MiB took 13x the time of 512 KiB) is a change of bandwidth, not latency.
+constexpr double kLatencyTableBytes = 64 * 1024;
 
 // The write-back cost per byte at each size x[i]: (in_place[i] - aside[i]) / x[i], at least 0
 // (LinkBench::writeback's two times per round). (bytes, us per byte), ascending as x.

@@ -1,11 +1,14 @@
 #include "calibrate/measure.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <tuple>
+#include <utility>
 
 #include "schedule/schedule.hpp"
 
@@ -141,6 +144,16 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
       reduce = s.reduce(first, y, {sent, got});
       break;
     }
+    case Pattern::ReduceLater:  // two rounds: send x, receive y; send w, receive v; x = x + v (aside: z = x + v)
+    case Pattern::ReduceLaterAside: {
+      const detail::Region w{Buffer::Output, bytes, bytes}, y{Buffer::Scratch, 0, bytes}, v{Buffer::Scratch, bytes, bytes};
+      const auto sent = s.send(peer, first, {});
+      const auto got = s.recv(peer, y, {});
+      const auto sent_w = s.send(peer, w, {sent, got});
+      const auto got_v = s.recv(peer, v, {got});
+      reduce = s.reduce(first, v, {sent_w, got_v});
+      break;
+    }
     case Pattern::Stream:
     case Pattern::StreamBothWays:  // k messages at once, from and into consecutive chunks
       for (std::size_t i = 0; i < k; ++i) {
@@ -150,10 +163,13 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
       break;
   }
   auto sched = s.finish();
-  if (pattern == Pattern::ReduceAside) sched.steps[reduce].dst = {Buffer::Scratch, bytes, bytes};  // the builder reduces in place
+  // The builder reduces in place; aside, the sum goes to a scratch region of its own.
+  if (pattern == Pattern::ReduceAside) sched.steps[reduce].dst = {Buffer::Scratch, bytes, bytes};
+  if (pattern == Pattern::ReduceLaterAside) sched.steps[reduce].dst = {Buffer::Scratch, 2 * bytes, bytes};
   sched.scratch_count = pattern == Pattern::Stream || pattern == Pattern::StreamBothWays ? k * bytes
-                        : pattern == Pattern::ReduceAside                                ? 2 * bytes
-                                                                                         : bytes;
+                        : pattern == Pattern::ReduceAside || pattern == Pattern::ReduceLater ? 2 * bytes
+                        : pattern == Pattern::ReduceLaterAside                               ? 3 * bytes
+                                                                                             : bytes;
   return sched;
 }
 
@@ -187,44 +203,60 @@ LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& 
   return out;
 }
 
-LinkBench::RunCost LinkBench::run_cost(int a, int b, std::size_t bytes, bool all_pairs, bool one_clock) {
-  // A chain: k exchanges in one run, per exchange.
-  const Probe chained{[this, a, b, bytes, all_pairs](std::size_t k) -> Runnable {
-                        auto p = std::make_shared<detail::Program>(
-                            detail::compile(schedule(Pattern::Exchange, a, b, bytes, k, all_pairs), transport_.size()));
-                        return [this, p, bytes] { run(*p, bytes); };
-                      },
-                      1.0, kMaxChain};
-  const double chain_us = median_us(control_, timing_, {chained}).front();
+double LinkBench::chained(int a, int b, std::size_t bytes, bool all_pairs) {
+  const Probe chain{[this, a, b, bytes, all_pairs](std::size_t k) -> Runnable {
+                      auto p = std::make_shared<detail::Program>(
+                          detail::compile(schedule(Pattern::Exchange, a, b, bytes, k, all_pairs), transport_.size()));
+                      return [this, p, bytes] { run(*p, bytes); };
+                    },
+                    1.0, kMaxChain};
+  return median_us(control_, timing_, {chain}).front();
+}
 
-  // Calls: one exchange per run, each after a barrier, timed as arlab-bench times a call.
-  const detail::Program one =
-      detail::compile(schedule(Pattern::Exchange, a, b, bytes, 1, all_pairs), transport_.size());
+LinkBench::RunCost LinkBench::run_cost(int a, int b, std::size_t bytes, bool all_pairs, bool one_clock) {
+  const double chain_us = chained(a, b, bytes, all_pairs);
+  return {exchange_calls(a, b, {bytes}, all_pairs, one_clock).front(), chain_us};
+}
+
+std::vector<double> LinkBench::exchange_calls(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs,
+                                              bool one_clock) {
   const auto now_us = [] {
     return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
   };
-  for (int w = 0; w < 10; ++w) run(one, bytes);  // warm
-  const int calls = std::max(10, static_cast<int>(timing_.samples * timing_.sample_ms * 1e3 /
-                                                  std::max(1.0, 4 * chain_us + 4)));
-  std::vector<double> entry(calls), exit(calls), mine(calls);
-  for (int i = 0; i < calls; ++i) {
+  std::vector<double> out;
+  for (const std::size_t bytes : sizes) {
+    const detail::Program one =
+        detail::compile(schedule(Pattern::Exchange, a, b, bytes, 1, all_pairs), transport_.size());
     // What a call sends written anew first (untimed), as arlab-bench writes its input: the
     // peer would otherwise read lines it already holds from the last call, a cache hit no
     // call of a program that computes its data meets.
-    std::memset(send_.data(), i & 0xff, bytes);
-    MPI_Barrier(control_);
-    entry[i] = now_us();
-    run(one, bytes);
-    exit[i] = now_us();
-    mine[i] = exit[i] - entry[i];
+    const auto call = [&](int i) {
+      std::memset(send_.data(), i & 0xff, bytes);
+      MPI_Barrier(control_);
+      const double entry = now_us();
+      run(one, bytes);
+      return std::pair{entry, now_us()};
+    };
+    for (int w = 0; w < 3; ++w) call(w);  // first touch, registrations
+    const auto [e0, x0] = call(0);
+    double once = x0 - e0;
+    MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, control_);  // every rank makes as many calls
+    // Half the samples' time per size (a barrier costs a few us), at least 10 calls.
+    const int calls = static_cast<int>(std::clamp(timing_.samples * timing_.sample_ms * 1e3 / 2 / (once + 3), 10.0, 2e4));
+    std::vector<double> entry(calls), exit(calls), mine(calls);
+    for (int i = 0; i < calls; ++i) {
+      std::tie(entry[i], exit[i]) = call(i);
+      mine[i] = exit[i] - entry[i];
+    }
+    std::vector<double> last_entry(calls), last_exit(calls), slowest(calls), t(calls);
+    MPI_Allreduce(entry.data(), last_entry.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
+    MPI_Allreduce(exit.data(), last_exit.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
+    MPI_Allreduce(mine.data(), slowest.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
+    for (int i = 0; i < calls; ++i) t[i] = one_clock ? last_exit[i] - last_entry[i] : slowest[i];
+    std::nth_element(t.begin(), t.begin() + calls / 2, t.end());
+    out.push_back(t[calls / 2]);
   }
-  std::vector<double> last_entry(calls), last_exit(calls), slowest(calls), t(calls);
-  MPI_Allreduce(entry.data(), last_entry.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
-  MPI_Allreduce(exit.data(), last_exit.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
-  MPI_Allreduce(mine.data(), slowest.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
-  for (int i = 0; i < calls; ++i) t[i] = one_clock ? last_exit[i] - last_entry[i] : slowest[i];
-  std::nth_element(t.begin(), t.begin() + calls / 2, t.end());
-  return {t[calls / 2], chain_us};
+  return out;
 }
 
 LinkBench::Stream LinkBench::stream(int a, int b, std::size_t chunk, std::size_t count) {
@@ -245,45 +277,52 @@ LinkBench::Stream LinkBench::stream(int a, int b, std::size_t chunk, std::size_t
 }
 
 LinkBench::Writeback LinkBench::writeback(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs) {
-  // Timed as calls, as a user's all-reduce runs: before each, the rank writes its send buffer
-  // anew (fresh gradients; untimed), then a barrier, then one round. Chained rounds would not
+  // Timed as calls, as a user's all-reduce runs: before each, the rank writes its send buffers
+  // anew (fresh gradients; untimed), then a barrier, then the rounds. Chained rounds would not
   // do: aside, the round after next writes over the buffer sent before, so the write-back is
   // paid in both variants; per call, aside pays it only in the untimed rewrite, as an
   // out-of-place all-reduce leaves it to the user's next write of its input.
   const auto now_us = [] {
     return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
   };
+  constexpr std::array kPatterns{Pattern::ReduceInPlace, Pattern::ReduceAside, Pattern::ReduceLater,
+                                 Pattern::ReduceLaterAside};
   Writeback out;
   for (std::size_t bytes : sizes) {
-    const detail::Program in_place = detail::compile(schedule(Pattern::ReduceInPlace, a, b, bytes, 1, all_pairs),
-                                                     transport_.size());
-    const detail::Program aside = detail::compile(schedule(Pattern::ReduceAside, a, b, bytes, 1, all_pairs),
-                                                  transport_.size());
+    std::vector<detail::Program> programs;
+    for (const Pattern pattern : kPatterns)
+      programs.push_back(detail::compile(schedule(pattern, a, b, bytes, 1, all_pairs), transport_.size()));
     const auto call = [&](const detail::Program& p, int i) {
-      std::memset(send_.data(), i & 0x7f, bytes);
+      std::memset(send_.data(), i & 0x7f, 2 * bytes);
       MPI_Barrier(control_);
       const double t0 = now_us();
       run(p, bytes);
       return now_us() - t0;
     };
-    for (int w = 0; w < 3; ++w) call(in_place, w), call(aside, w);  // first touch, registrations
-    double once = std::max(1.0, call(in_place, 0) + call(aside, 0));
+    double once = 0;
+    for (int w = 0; w < 4; ++w)  // first touch, registrations; the last, timed, sizes the run
+      for (const auto& p : programs) {
+        const double t = call(p, w);
+        if (w == 3) once += t;
+      }
+    once = std::max(1.0, once);
     MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, control_);  // every rank makes as many calls
-    // A quarter of a sample's time per size and variant, at most 150 calls (each with its own
+    // Half a sample's time per size for the four, at most 150 calls of each (each with its own
     // barrier, which costs more than the call at 4 ranks on 2 cores): the difference is
     // 10-30% of a call, which the medians of 100-150 calls hold within a few percent.
-    const int calls = static_cast<int>(std::clamp(timing_.samples * timing_.sample_ms * 1e3 / 4 / (once + 5), 10.0, 150.0));
-    std::vector<double> mine(2 * static_cast<std::size_t>(calls)), slowest(mine.size());
-    for (int i = 0; i < calls; ++i) {  // alternating, so that a drift of the machine hits both alike
-      mine[2 * i] = call(in_place, i);
-      mine[2 * i + 1] = call(aside, i);
-    }
+    const int calls = static_cast<int>(std::clamp(timing_.samples * timing_.sample_ms * 1e3 / 2 / (once + 10), 10.0, 150.0));
+    const std::size_t n = programs.size();
+    std::vector<double> mine(n * static_cast<std::size_t>(calls)), slowest(mine.size());
+    for (int i = 0; i < calls; ++i)  // alternating, so that a drift of the machine hits them alike
+      for (std::size_t v = 0; v < n; ++v) mine[n * i + v] = call(programs[v], i);
     MPI_Allreduce(mine.data(), slowest.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, control_);
-    std::vector<double> t[2];
-    for (std::size_t i = 0; i < slowest.size(); ++i) t[i % 2].push_back(slowest[i]);
+    std::vector<std::vector<double>> t(n);
+    for (std::size_t i = 0; i < slowest.size(); ++i) t[i % n].push_back(slowest[i]);
     for (auto& v : t) std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     out.in_place_us.push_back(t[0][t[0].size() / 2]);
     out.aside_us.push_back(t[1][t[1].size() / 2]);
+    out.later_us.push_back(t[2][t[2].size() / 2]);
+    out.later_aside_us.push_back(t[3][t[3].size() / 2]);
   }
   return out;
 }

@@ -47,11 +47,20 @@ class LinkBench {
   // Without `pingpong`, exchanges only (pingpong_us stays empty).
   Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false, bool pingpong = true);
 
-  // What a call costs beyond its messages: one exchange of `bytes` per executor run, each run
-  // after a barrier and timed from the last rank's entry to the last rank's exit (with
-  // `one_clock`, every rank on one host; else the slowest rank's own time), as arlab-bench
-  // times an all-reduce, the median over the runs; against the same exchanges chained in one
-  // run, per exchange.
+  // Per exchange of `bytes` in a chain of them in one executor run (as sweep's exchanges):
+  // each round's send waits for the last round, and receives into the buffer the last round
+  // sent, which the peer has just read.
+  double chained(int a, int b, std::size_t bytes, bool all_pairs = false);
+
+  // One exchange per executor run, each run after a barrier and timed from the last rank's
+  // entry to the last rank's exit (with `one_clock`, every rank on one host; else the slowest
+  // rank's own time), as arlab-bench times an all-reduce; the send buffer written anew before
+  // each (untimed), as a caller writes its input, and the receive buffer one the peer has not
+  // read. The median over the runs, per size.
+  std::vector<double> exchange_calls(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false,
+                                     bool one_clock = true);
+
+  // What a call costs beyond its messages: exchange_calls at `bytes` against chained.
   struct RunCost {
     double call_us = 0, chained_us = 0;
   };
@@ -69,14 +78,26 @@ class LinkBench {
   // recursive doubling does in place: over shared memory the peer's CPU has just copied them
   // out, so they sit in its cache) or into a buffer of their own (aside); before each call the
   // rank writes its send buffer anew, untimed. The medians of the slowest rank's call times;
-  // the difference is the write-back cost (LinkCost::writeback).
+  // the difference is the write-back cost (LinkCost::writeback). Later: two exchanges (x, then
+  // another buffer w), then the reduction written over x, which the peer read an exchange
+  // before (as the ring's allgather receives over what its reduce-scatter sent), or aside
+  // (LinkCost::writeback_later).
   struct Writeback {
-    std::vector<double> in_place_us, aside_us;
+    std::vector<double> in_place_us, aside_us, later_us, later_aside_us;
   };
   Writeback writeback(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false);
 
  private:
-  enum class Pattern { PingPong, Exchange, Stream, StreamBothWays, ReduceInPlace, ReduceAside };
+  enum class Pattern {
+    PingPong,
+    Exchange,
+    Stream,
+    StreamBothWays,
+    ReduceInPlace,
+    ReduceAside,
+    ReduceLater,
+    ReduceLaterAside
+  };
   detail::Schedule schedule(Pattern, int a, int b, std::size_t bytes, std::size_t k, bool all_pairs = false) const;
   void run(const detail::Program& program, std::size_t bytes_used);
 

@@ -23,6 +23,18 @@ namespace {
 
 constexpr std::size_t kStreamChunk = std::size_t{256} << 10;  // the executor's default chunk
 
+// `sizes` (ascending) with the geometric midpoint of each consecutive pair below `below`
+// that is a factor of 4 or more apart.
+std::vector<std::size_t> with_midpoints(const std::vector<std::size_t>& sizes, std::size_t below) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (i > 0 && sizes[i] <= below && sizes[i] >= 4 * sizes[i - 1])
+      out.push_back(static_cast<std::size_t>(std::llround(std::sqrt(static_cast<double>(sizes[i - 1]) * sizes[i]))));
+    out.push_back(sizes[i]);
+  }
+  return out;
+}
+
 std::unique_ptr<detail::Transport> make_transport(const Settings& o, MPI_Comm comm, double timeout_s) {
   switch (o.transport) {
     case TransportKind::Mpi: return detail::make_mpi_transport(comm, timeout_s);
@@ -75,28 +87,51 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
     }
   }
   const auto measure = [&](const std::vector<std::size_t>& some) { return bench.sweep(0, b, some, o.all_pairs, o.comparisons); };
-  const bool all = same_node || o.slow_size_ms <= 0;
-  auto sweep = all ? measure(sizes) : sweep_within_time(measure, sizes, o.slow_size_ms, l.sizes);
-  if (all) l.sizes = sizes;
+  const bool one_clock = per_node == ranks;
+  if (same_node) {
+    // Exchanges timed as calls, less what a call costs beyond its message (c: the smallest
+    // size's call against the same exchange in a chain). A chain's exchange receives into
+    // what its last one sent, bytes the peer's CPU has just read: every line written takes
+    // them back from the peer's cache first, which an algorithm's step, receiving into its
+    // scratch, does not pay (2x the time at 32-128 KiB here; docs/model.md, change 8). The
+    // chained times are kept for the report.
+    l.sizes = with_midpoints(sizes, static_cast<std::size_t>(kLatencyTableBytes));  // where protocols switch
+    if (o.comparisons) {
+      auto chained = measure(l.sizes);
+      l.pingpong_us = std::move(chained.pingpong_us);
+      l.chained_exchange_us = std::move(chained.exchange_us);
+    }
+    const auto calls = bench.exchange_calls(0, b, l.sizes, o.all_pairs, one_clock);
+    l.call_us = calls.front();
+    l.chained_run_us = bench.chained(0, b, sizes.front(), o.all_pairs);
+    const double c = std::max(0.0, l.call_us - l.chained_run_us);
+    for (const double t : calls) l.exchange_us.push_back(std::max(t - c, 1e-3));
+    l.exchange_timed_as_calls = true;
+  } else {
+    auto sweep = o.slow_size_ms <= 0 ? measure(sizes) : sweep_within_time(measure, sizes, o.slow_size_ms, l.sizes);
+    if (o.slow_size_ms <= 0) l.sizes = sizes;
+    l.pingpong_us = std::move(sweep.pingpong_us);
+    l.exchange_us = std::move(sweep.exchange_us);
+    const auto run_cost = bench.run_cost(0, b, l.sizes.front(), o.all_pairs, one_clock);
+    l.call_us = run_cost.call_us;
+    l.chained_run_us = run_cost.chained_us;
+  }
   for (std::size_t n : l.sizes) l.working_set.push_back(on_node * 2.0 * static_cast<double>(n));
-  l.pingpong_us = std::move(sweep.pingpong_us);
-  l.exchange_us = std::move(sweep.exchange_us);
-  const auto run_cost = bench.run_cost(0, b, l.sizes.front(), o.all_pairs, per_node == ranks);
-  l.call_us = run_cost.call_us;
-  l.chained_run_us = run_cost.chained_us;
   fit_link(l, cache_bytes);
   if (same_node) {
     // The write-back cost, where a peer's CPU reads the bytes: from 8 KiB (below, under half
     // a microsecond a call) to 2 MiB (past the cores' own caches it has faded), sizes a
     // factor of 4 or more apart; the walk holds the end values beyond them.
     for (const std::size_t n : sizes)
-      if (n >= (std::size_t{8} << 10) && n <= (std::size_t{2} << 20) && 2 * n <= o.max_bytes &&
+      if (n >= (std::size_t{8} << 10) && n <= (std::size_t{2} << 20) && 3 * n <= o.max_bytes &&
           (l.writeback_sizes.empty() || n >= 4 * l.writeback_sizes.back()))
         l.writeback_sizes.push_back(n);
     if (!l.writeback_sizes.empty()) {
       const auto wb = bench.writeback(0, b, l.writeback_sizes, o.all_pairs);
       l.writeback_in_place_us = wb.in_place_us;
       l.writeback_aside_us = wb.aside_us;
+      l.writeback_later_us = wb.later_us;
+      l.writeback_later_aside_us = wb.later_aside_us;
     }
   }
   if (!o.comparisons) return l;

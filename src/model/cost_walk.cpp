@@ -1,6 +1,8 @@
 #include "model/cost_walk.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <queue>
 
 #include "algorithms/registry.hpp"
@@ -18,9 +20,51 @@ struct Timed {
   bool operator>(const Timed& o) const { return t > o.t; }
 };
 
+// Sorted, disjoint runs of elements [begin, end).
+class Ranges {
+ public:
+  void add(std::size_t b, std::size_t e) {
+    if (b >= e) return;
+    auto it = std::lower_bound(runs_.begin(), runs_.end(), b, [](const Run& x, std::size_t v) { return x.second < v; });
+    auto last = it;
+    while (last != runs_.end() && last->first <= e) {
+      b = std::min(b, last->first);
+      e = std::max(e, last->second);
+      ++last;
+    }
+    it = runs_.erase(it, last);
+    runs_.insert(it, {b, e});
+  }
+  void add(const Ranges& o) {
+    for (const Run& x : o.runs_) add(x.first, x.second);
+  }
+  // Removes [b, e); returns how many elements of it were present.
+  std::size_t take(std::size_t b, std::size_t e) {
+    std::size_t n = 0;
+    std::vector<Run> kept;
+    kept.reserve(runs_.size() + 1);
+    for (const Run& x : runs_) {
+      if (x.second <= b || x.first >= e) {
+        kept.push_back(x);
+        continue;
+      }
+      n += std::min(x.second, e) - std::max(x.first, b);
+      if (x.first < b) kept.push_back({x.first, b});
+      if (x.second > e) kept.push_back({e, x.second});
+    }
+    runs_ = std::move(kept);
+    return n;
+  }
+
+ private:
+  using Run = std::pair<std::size_t, std::size_t>;
+  std::vector<Run> runs_;
+};
+
 class Walk {
  public:
-  Walk(std::vector<Program> progs, const Machine& m, std::size_t elem) : m_(m), progs_(std::move(progs)) {
+  Walk(std::vector<Program> progs, const Machine& m, std::size_t elem, bool in_place)
+      : m_(m), progs_(std::move(progs)) {
     p_ = static_cast<int>(progs_.size());
     node_ = m.placement(p_);
     const int nodes = node_.empty() ? 1 : *std::max_element(node_.begin(), node_.end()) + 1;
@@ -47,7 +91,7 @@ class Walk {
                                                     ? index.recv_step(r, step.peer, prog.seq[i])
                                                     : index.send_step(step.peer, r, prog.seq[i]));
       }
-      charge_writebacks(r, prog, elem_bytes);
+      charge_writebacks(r, prog, elem_bytes, in_place);
       prog.schedule.steps = {};  // the walk needs only the states above and the dependents
       for (auto i : prog.roots) queue_.push({0.0, r, i});
     }
@@ -72,7 +116,7 @@ class Walk {
     Cost ready;                  // critical path up to the step's start
     double posted = -1;          // Send/Recv: when posted, -1 before
     double bytes = 0;            // moved (Send/Recv) or written (Reduce/Copy)
-    double writeback_us = 0;     // Reduce: overwriting what its own step has just sent (below)
+    double writeback_us = 0;     // Recv, Reduce, Copy: writing over what a peer has read (below)
     std::int32_t partner = -1;   // Send/Recv: the matching step at the peer
     std::int32_t peer = -1;
     std::uint32_t waiting = 0;   // dependencies not yet done
@@ -84,30 +128,54 @@ class Walk {
     double send_free = 0, recv_free = 0, compute_free = 0;
   };
 
-  // A reduction that writes over bytes that a send it directly follows has just carried to a
-  // peer (recursive doubling in place: send x, receive y, x = x + y) pays, per byte
-  // overwritten, the link's write-back cost (LinkCost::writeback): over shared memory the
-  // peer's CPU has just copied those bytes and holds them in its cache. A write a step or
-  // more later (the ring's allgather over what its reduce-scatter sent) pays nothing
-  // measurable, and is not charged.
-  void charge_writebacks(int r, const Program& prog, double elem_bytes) {
+  // Writing bytes that a peer on this node has read since this rank last wrote them pays, per
+  // byte, the link's write-back cost (LinkCost::writeback): the peer's CPU copied them and may
+  // hold them in its cache, so each line must first be taken back from it. Right after the
+  // send that carried them, with no other send between (recursive doubling in place: its sum
+  // over the buffer it has just sent), at `writeback`; later (the ring's allgather receiving
+  // over the chunks its reduce-scatter sent) at `writeback_later`. Calls repeat on the same
+  // buffers, so a write also pays (later) for what the peer read of it in the last call, after
+  // this rank's last write there: of the scratch always, of the output out of place (in place,
+  // the caller writes its buffer anew between calls, as gradients are; its input it always
+  // writes anew). The schedule's order is a topological one, and a send and a write of the
+  // same bytes are ordered by dependencies, so one pass in that order finds the state a call
+  // leaves (the next call's start) and a second charges each Recv, Reduce and Copy.
+  void charge_writebacks(int r, const Program& prog, double elem_bytes, bool in_place) {
+    const LinkCost& link = m_.intra;
+    if (link.writeback.empty() && link.writeback_later.empty()) return;
     auto& steps = st_[r].steps;
-    for (std::uint32_t i = 0; i < steps.size(); ++i) {
-      const Step& send = prog.step(i);
-      if (send.kind != StepKind::Send) continue;
-      const LinkCost& link = node_[r] == node_[send.peer] ? m_.intra : m_.inter;
-      if (link.writeback.empty()) continue;
-      for (auto k = prog.dep_begin[i]; k < prog.dep_begin[i + 1]; ++k) {
-        const Step& reduce = prog.step(prog.dependents[k]);
-        if (reduce.kind != StepKind::Reduce || reduce.dst.buffer != send.src.buffer) continue;
-        const std::size_t lo = std::max(reduce.dst.offset, send.src.offset);
-        const std::size_t hi = std::min(reduce.dst.offset + reduce.dst.count, send.src.offset + send.src.count);
-        if (hi <= lo) continue;
-        const double bytes = static_cast<double>(hi - lo) * elem_bytes;
-        steps[prog.dependents[k]].writeback_us += bytes * link.writeback_us_per_byte(bytes);
+    // Per Buffer, elements a peer on this node has read since this rank wrote them: by the
+    // last send (recent), or before it (older).
+    std::array<Ranges, 3> recent, older;
+    const auto age = [&] {
+      for (std::size_t b = 0; b < 3; ++b) older[b].add(recent[b]), recent[b] = {};
+    };
+    const auto pass = [&](bool charge) {
+      for (std::uint32_t i = 0; i < steps.size(); ++i) {
+        const Step& step = prog.step(i);
+        if (step.kind == StepKind::Send) {
+          if (node_[step.peer] != node_[r]) continue;
+          age();
+          const std::size_t b = index(step.src.buffer), lo = step.src.offset, hi = lo + step.src.count;
+          older[b].take(lo, hi);
+          recent[b].add(lo, hi);
+          continue;
+        }
+        const std::size_t b = index(step.dst.buffer), lo = step.dst.offset, hi = lo + step.dst.count;
+        const double now = static_cast<double>(recent[b].take(lo, hi)) * elem_bytes;
+        const double later = static_cast<double>(older[b].take(lo, hi)) * elem_bytes;
+        if (!charge) continue;
+        if (now > 0) steps[i].writeback_us += now * link.writeback_us_per_byte(now);
+        if (later > 0) steps[i].writeback_us += later * link.writeback_later_us_per_byte(later);
       }
-    }
+    };
+    pass(false);
+    age();  // what the last call's peers read is the next call's older
+    older[index(Buffer::Input)] = {};
+    if (in_place) older[index(Buffer::Output)] = {};
+    pass(true);
   }
+  static std::size_t index(Buffer b) { return static_cast<std::size_t>(b); }
 
   void fire(int r, std::uint32_t i, double t) {
     RankState& s = st_[r];
@@ -146,7 +214,7 @@ class Walk {
     const bool nic = link.shared_by_node && node_[from] != node_[to];
     if (nic) start = std::max({start, nic_out_free_[node_[from]], nic_in_free_[node_[to]]});
     const double alpha = link.alpha_for(send.bytes);
-    const double stream = send.bytes * link.us_per_byte;
+    const double stream = send.bytes * link.us_per_byte + recv.writeback_us;
     double busy = stream;
     if (link.cpu_copies) {
       // A CPU-copied link: the receiver's CPU runs the handshake and copies the bytes in, so
@@ -193,13 +261,6 @@ class Walk {
 };
 
 }  // namespace
-
-Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t elem_size) {
-  std::vector<Program> progs;
-  progs.reserve(ranks.size());
-  for (const auto& s : ranks) progs.push_back(compile(s, static_cast<int>(ranks.size())));
-  return Walk(std::move(progs), machine, elem_size).run();
-}
 
 double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t count,
                          std::size_t elem_size, bool in_place) {
@@ -265,7 +326,7 @@ Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, boo
   std::vector<Program> progs;
   progs.reserve(schedules.size());
   for (auto& s : schedules) progs.push_back(compile(std::move(s), shape.nranks));
-  Cost c = Walk(std::move(progs), rates, shape.elem_size).run();
+  Cost c = Walk(std::move(progs), rates, shape.elem_size, in_place).run();
   c.latency_us += machine.call_us;  // a fixed cost, counted with the latencies
   c.total_us += machine.call_us;
   c.reduce_us += stream_us;

@@ -29,8 +29,6 @@ struct Cost {
   double inter_us = 0;      // of the total, the time the critical path spends on inter-node links
 };
 
-Cost walk_cost(const std::vector<Schedule>& ranks, const Machine& machine, std::size_t elem_size);
-
 // The bytes one all-reduce of `count` elements keeps in the cache of its busiest node: each
 // rank's input and output (count elements each out of place, one buffer in place) and its
 // schedule's scratch,
@@ -47,8 +45,7 @@ double working_set_bytes(const std::vector<Schedule>& ranks, const Machine& mach
 // cache or beyond it; for a segmented call, two segments' worth) and walks it, adding the
 // machine's call_us once (to the total and the latency term). A segmented call also pays for
 // streaming its buffers once from memory and back: copying count elements at the whole call's
-// copy rate less at the segments' (reduce term). walk_cost() walks schedules on the rates given,
-// with no regime picked and no call overhead.
+// copy rate less at the segments' (reduce term).
 // For hierarchical with Shape::inter Auto, the inter-node algorithm choose_inter() picks.
 Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, bool in_place = true);
 

@@ -25,12 +25,25 @@ double log_interpolated(const std::vector<Point>& table, double bytes, double Po
 }  // namespace
 
 double LinkCost::alpha_for(double bytes) const {
-  if (!latency.empty() && bytes <= latency.back().bytes) return log_interpolated(latency, bytes, &LatencyPoint::alpha_us);
+  if (!latency.empty() && bytes <= latency.back().bytes) {
+    // Across the protocol switch the latency steps rather than ramps: a message above
+    // rendezvous_bytes pays the first measured size above the switch.
+    if (rendezvous_bytes > 0 && bytes > rendezvous_bytes && bytes > latency.front().bytes) {
+      const auto hi = std::lower_bound(latency.begin(), latency.end(), bytes,
+                                       [](const LatencyPoint& p, double b) { return p.bytes < b; });
+      if ((hi - 1)->bytes <= rendezvous_bytes) return hi->alpha_us;
+    }
+    return log_interpolated(latency, bytes, &LatencyPoint::alpha_us);
+  }
   return rendezvous_bytes > 0 && bytes > rendezvous_bytes ? alpha_us_rendezvous : alpha_us;
 }
 
 double LinkCost::writeback_us_per_byte(double bytes) const {
   return writeback.empty() ? 0 : log_interpolated(writeback, bytes, &WritebackPoint::us_per_byte);
+}
+
+double LinkCost::writeback_later_us_per_byte(double bytes) const {
+  return writeback_later.empty() ? 0 : log_interpolated(writeback_later, bytes, &WritebackPoint::us_per_byte);
 }
 
 int Machine::ranks() const {

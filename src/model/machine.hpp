@@ -44,19 +44,26 @@ struct LinkCost {
     double bytes = 0, alpha_us = 0;
   };
   std::vector<LatencyPoint> latency;
-  // Writing what the peer has just read (a topology file's writeback_us_per_byte): the cost
-  // per byte, at each of these sizes, of a reduction that overwrites the bytes its own step
-  // has just sent over this link (recursive doubling in place). Over shared memory the peer's
-  // CPU copied them out and holds them in its cache, so every line written must be taken back
-  // first; once the bytes outgrow the cores' caches it fades. Interpolated linearly in
-  // log(bytes), the end values held beyond the ends; empty: nothing is charged.
+  // Writing what a peer has read: the cost per byte, at each of these sizes, of a write (a
+  // receive, reduction or copy) over bytes that a peer on this link has read since the rank
+  // last wrote them. Over shared memory the peer's CPU copied them out and may still hold them
+  // in its cache, so every line written must first be taken back. `writeback` (a topology
+  // file's writeback_us_per_byte) is for a write right after the send that carried the bytes,
+  // with no other send between (recursive doubling in place: its sum over the buffer it has
+  // just sent); `writeback_later` (writeback_later_us_per_byte) for a later one (the ring's
+  // allgather receiving over what its reduce-scatter sent, or what the peer read in the last
+  // call): by then the peer has read more, and where its caches are small next to a shared
+  // one the lines may have left them. Interpolated linearly in log(bytes), the end values held
+  // beyond the ends (where the cache is shared the largest size measures 0; a peer with a last
+  // level of its own keeps paying); empty: nothing is charged.
   struct WritebackPoint {
     double bytes = 0, us_per_byte = 0;
   };
-  std::vector<WritebackPoint> writeback;
+  std::vector<WritebackPoint> writeback, writeback_later;
 
   double alpha_for(double bytes) const;
   double writeback_us_per_byte(double bytes) const;
+  double writeback_later_us_per_byte(double bytes) const;
 };
 
 struct Machine {

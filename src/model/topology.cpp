@@ -179,7 +179,7 @@ Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
   const auto f =
       r.mapping(node, what,
                 {"alpha_us", "bandwidth_GBps", kBeyond, "copied_by", "shared_by", "rendezvous_bytes", "alpha_us_rendezvous",
-                 "latency_us", "writeback_us_per_byte"},
+                 "latency_us", "writeback_us_per_byte", "writeback_later_us_per_byte"},
                 {"alpha_us", "bandwidth_GBps"});
   Link l;
   l.cost.alpha_us = r.number(f.at("alpha_us"), what + ".alpha_us", true);
@@ -210,6 +210,9 @@ Link link(const Reader& r, const YAML::Node& node, const std::string& what) {
   if (f.count("latency_us")) l.cost.latency = latency_points(r, f.at("latency_us"), what + ".latency_us");
   if (f.count("writeback_us_per_byte"))
     l.cost.writeback = writeback_points(r, f.at("writeback_us_per_byte"), what + ".writeback_us_per_byte");
+  if (f.count("writeback_later_us_per_byte"))
+    l.cost.writeback_later =
+        writeback_points(r, f.at("writeback_later_us_per_byte"), what + ".writeback_later_us_per_byte");
   l.rate = rate(r, f, what);
   l.cost.us_per_byte = l.rate.in_cache;
   return l;
@@ -361,6 +364,7 @@ std::string link_yaml(const LinkCost& l, double beyond_us_per_byte) {
          number_text(l.alpha_us_rendezvous);
   y += size_table_yaml("latency_us", l.latency, &LinkCost::LatencyPoint::alpha_us);
   y += size_table_yaml("writeback_us_per_byte", l.writeback, &LinkCost::WritebackPoint::us_per_byte);
+  y += size_table_yaml("writeback_later_us_per_byte", l.writeback_later, &LinkCost::WritebackPoint::us_per_byte);
   return y + " }";
 }
 

@@ -190,6 +190,13 @@ TEST(CalibrateFit, LatencyPointsStopAtHalfTransferAndNeverFall) {
   const auto r = latency_points(x, fast, slope);
   EXPECT_EQ(r.size(), 6u);
   EXPECT_EQ(r[2].bytes, x[3]);
+  // Above kLatencyTableBytes a slow size is bandwidth, not latency: no point, however slow.
+  std::vector<double> slow = y;
+  for (std::size_t i = 7; i < x.size(); ++i) slow[i] = 50 * y[i];
+  slow[6] = x[6] * slope * 0.9;  // 32 KiB all transfer: skipped, the table goes on
+  const auto t = latency_points(x, slow, slope);
+  ASSERT_EQ(t.size(), 6u);
+  EXPECT_LE(t.back().bytes, kLatencyTableBytes);
 }
 
 TEST(CalibrateFit, FindsAnEagerToRendezvousStep) {
@@ -429,6 +436,15 @@ TEST(CalibrateTopology, TheWriteBackReachesTheFileAsTheDifferencePerByte) {
   EXPECT_NEAR(m.intra.writeback[1].us_per_byte, 12.0 / 131072, 1e-3 * 12.0 / 131072);
   EXPECT_EQ(m.intra.writeback[2].us_per_byte, 0);
   EXPECT_NE(yaml.find("8 KiB 5/4.5, 128 KiB 40/28, 2 MiB 350/420"), std::string::npos) << yaml;
+  EXPECT_TRUE(m.intra.writeback_later.empty());  // not measured: not written
+  l.writeback_later_us = {9.0, 60.0, 700.0};
+  l.writeback_later_aside_us = {8.0, 59.0, 720.0};
+  const detail::Machine later = detail::parse_topology(topology_yaml(c), "calibrated.yaml");
+  ASSERT_EQ(later.intra.writeback_later.size(), 3u);
+  EXPECT_NEAR(later.intra.writeback_later[0].us_per_byte, 1.0 / 8192, 1e-3 / 8192);
+  EXPECT_NEAR(later.intra.writeback_later[1].us_per_byte, 1.0 / 131072, 1e-3 / 131072);
+  EXPECT_EQ(later.intra.writeback_later[2].us_per_byte, 0);
+  EXPECT_NEAR(later.intra.writeback[1].us_per_byte, 12.0 / 131072, 1e-3 * 12.0 / 131072);
 }
 
 TEST(CalibrateTopology, TheCallOverheadReachesTheFile) {

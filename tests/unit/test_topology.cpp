@@ -103,10 +103,12 @@ void expect_same_machine(const Machine& a, const Machine& b) {
       EXPECT_DOUBLE_EQ(x.latency[i].bytes, y.latency[i].bytes);
       EXPECT_DOUBLE_EQ(x.latency[i].alpha_us, y.latency[i].alpha_us);
     }
-    ASSERT_EQ(x.writeback.size(), y.writeback.size());
-    for (std::size_t i = 0; i < x.writeback.size(); ++i) {
-      EXPECT_DOUBLE_EQ(x.writeback[i].bytes, y.writeback[i].bytes);
-      EXPECT_DOUBLE_EQ(x.writeback[i].us_per_byte, y.writeback[i].us_per_byte);
+    for (const auto table : {&LinkCost::writeback, &LinkCost::writeback_later}) {
+      ASSERT_EQ((x.*table).size(), (y.*table).size());
+      for (std::size_t i = 0; i < (x.*table).size(); ++i) {
+        EXPECT_DOUBLE_EQ((x.*table)[i].bytes, (y.*table)[i].bytes);
+        EXPECT_DOUBLE_EQ((x.*table)[i].us_per_byte, (y.*table)[i].us_per_byte);
+      }
     }
   }
   EXPECT_DOUBLE_EQ(a.reduce_us_per_byte, b.reduce_us_per_byte);
@@ -142,6 +144,7 @@ TEST(Topology, WrittenFilesReadBackTheSameMachine) {
   Machine measured = local;
   measured.intra.latency = {{8, 0.34}, {512, 0.76}, {2048, 1.1}, {8192, 2.3}};
   measured.intra.writeback = {{8192, 6.8e-05}, {131072, 9.3e-05}, {2097152, 0}};
+  measured.intra.writeback_later = {{8192, 6.1e-05}, {131072, 4.2e-05}, {2097152, 0}};
   machines.push_back(measured);
   for (const Machine& m : machines) {
     const Machine back = parse_topology(topology_yaml(m));
@@ -226,6 +229,17 @@ TEST(Topology, MeasuredLatenciesAreInterpolatedUpToTheLastSize) {
   EXPECT_DOUBLE_EQ(m.intra.alpha_for(4097), 3.5);   // and alpha_us_rendezvous above it
   EXPECT_TRUE(m.inter.latency.empty());
   EXPECT_DOUBLE_EQ(m.inter.alpha_for(8), 5.0);
+  // A table that spans the switch steps there rather than ramping: above rendezvous_bytes a
+  // message pays the first measured size above it.
+  const Machine across = parse_topology(edited(
+      "bandwidth_GBps: 150", "bandwidth_GBps: 150, rendezvous_bytes: 2048, alpha_us_rendezvous: 3.5, "
+                             "latency_us: { 8: 0.3, 2048: 0.5, 8192: 2.5, 32768: 3.0 }"));
+  EXPECT_DOUBLE_EQ(across.intra.alpha_for(2048), 0.5);
+  EXPECT_DOUBLE_EQ(across.intra.alpha_for(2049), 2.5);
+  EXPECT_DOUBLE_EQ(across.intra.alpha_for(4096), 2.5);
+  EXPECT_DOUBLE_EQ(across.intra.alpha_for(8192), 2.5);
+  EXPECT_DOUBLE_EQ(across.intra.alpha_for(16384), 2.75);  // above the switch, interpolated again
+  EXPECT_DOUBLE_EQ(across.intra.alpha_for(128), 0.4);     // and below it
   const auto bad = [](const std::string& table) {
     return error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, latency_us: " + table));
   };
@@ -245,6 +259,15 @@ TEST(Topology, TheWriteBackTableIsReadWithItsSizesAscending) {
   EXPECT_DOUBLE_EQ(m.intra.writeback_us_per_byte(8192), 7e-05);
   EXPECT_DOUBLE_EQ(m.intra.writeback_us_per_byte(4e6), 0);
   EXPECT_TRUE(m.inter.writeback.empty());
+  EXPECT_TRUE(m.intra.writeback_later.empty());
+  const Machine later = parse_topology(edited(
+      "bandwidth_GBps: 150", "bandwidth_GBps: 150, writeback_later_us_per_byte: { 8192: 5e-05, 2097152: 1e-05 }"));
+  EXPECT_TRUE(later.intra.writeback.empty());
+  EXPECT_DOUBLE_EQ(later.intra.writeback_later_us_per_byte(8192), 5e-05);
+  EXPECT_DOUBLE_EQ(later.intra.writeback_later_us_per_byte(4e6), 1e-05);
+  EXPECT_NE(error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, writeback_later_us_per_byte: { 8: -1 }"))
+                .find("links.intra.writeback_later_us_per_byte[8] must be zero or positive"),
+            std::string::npos);
   const auto bad = [](const std::string& table) {
     return error_of(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, writeback_us_per_byte: " + table));
   };
@@ -340,7 +363,7 @@ TEST(Topology, UnknownKeysListTheValidOnes) {
   EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwith_GBps: 150")),
             "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps, "
             "bandwidth_GBps_beyond_cache, copied_by, shared_by, rendezvous_bytes, alpha_us_rendezvous, latency_us, "
-            "writeback_us_per_byte");
+            "writeback_us_per_byte, writeback_later_us_per_byte");
   EXPECT_EQ(error_of(edited("  inter:", "  intre:")),
             "t.yaml:6:3: unknown key 'intre' in links; valid keys: intra, inter");
   EXPECT_EQ(error_of(edited("nodes: 2", "nodes: 2\nnodes: 3")), "t.yaml:3:1: key 'nodes' appears twice in the topology");
