@@ -63,7 +63,8 @@ class Ranges {
 
 class Walk {
  public:
-  Walk(std::vector<Program> progs, const Machine& m, std::size_t elem, bool in_place)
+  // `last_call_cached`: what the peers read in the last call is still in their caches.
+  Walk(std::vector<Program> progs, const Machine& m, std::size_t elem, bool in_place, bool last_call_cached)
       : m_(m), progs_(std::move(progs)) {
     p_ = static_cast<int>(progs_.size());
     node_ = m.placement(p_);
@@ -91,7 +92,7 @@ class Walk {
                                                     ? index.recv_step(r, step.peer, prog.seq[i])
                                                     : index.send_step(step.peer, r, prog.seq[i]));
       }
-      charge_writebacks(r, prog, elem_bytes, in_place);
+      charge_writebacks(r, prog, elem_bytes, in_place, last_call_cached);
       prog.schedule.steps = {};  // the walk needs only the states above and the dependents
       for (auto i : prog.roots) queue_.push({0.0, r, i});
     }
@@ -137,10 +138,12 @@ class Walk {
   // buffers, so a write also pays (later) for what the peer read of it in the last call, after
   // this rank's last write there: of the scratch always, of the output out of place (in place,
   // the caller writes its buffer anew between calls, as gradients are; its input it always
-  // writes anew). The schedule's order is a topological one, and a send and a write of the
-  // same bytes are ordered by dependencies, so one pass in that order finds the state a call
-  // leaves (the next call's start) and a second charges each Recv, Reduce and Copy.
-  void charge_writebacks(int r, const Program& prog, double elem_bytes, bool in_place) {
+  // writes anew), unless the call is larger than the cache (`last_call_cached` false: a
+  // segmented call, whose segments alone fit). The schedule's order is a topological one, and
+  // a send and a write of the same bytes are ordered by dependencies, so one pass in that
+  // order finds the state a call leaves (the next call's start) and a second charges each
+  // Recv, Reduce and Copy.
+  void charge_writebacks(int r, const Program& prog, double elem_bytes, bool in_place, bool last_call_cached) {
     const LinkCost& link = m_.intra;
     if (link.writeback.empty() && link.writeback_later.empty()) return;
     auto& steps = st_[r].steps;
@@ -169,10 +172,12 @@ class Walk {
         if (later > 0) steps[i].writeback_us += later * link.writeback_later_us_per_byte(later);
       }
     };
-    pass(false);
-    age();  // what the last call's peers read is the next call's older
-    older[index(Buffer::Input)] = {};
-    if (in_place) older[index(Buffer::Output)] = {};
+    if (last_call_cached) {
+      pass(false);
+      age();  // what the last call's peers read is the next call's older
+      older[index(Buffer::Input)] = {};
+      if (in_place) older[index(Buffer::Output)] = {};
+    }
     pass(true);
   }
   static std::size_t index(Buffer b) { return static_cast<std::size_t>(b); }
@@ -312,21 +317,23 @@ Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, boo
   // is the two halves they use.
   const std::size_t parts = shape.segments();
   const std::size_t held = parts > 1 ? 2 * ((shape.count + parts - 1) / parts) : shape.count;
-  const Machine rates = machine.at_working_set(working_set_bytes(schedules, machine, held, shape.elem_size, in_place));
+  const double whole_bytes = working_set_bytes(schedules, machine, shape.count, shape.elem_size, in_place);
+  const Machine rates =
+      parts > 1 ? machine.at_working_set(working_set_bytes(schedules, machine, held, shape.elem_size, in_place))
+                : machine.at_working_set(whole_bytes);
   // Its buffers still come from memory once and go back once: a copy's traffic (in place, the
   // buffer read and written; out of place, the input read and the output written). So a
   // segmented call pays what copying them costs beyond the cache over what it costs in it.
   double stream_us = 0;
-  if (parts > 1) {
-    const Machine whole =
-        machine.at_working_set(working_set_bytes(schedules, machine, shape.count, shape.elem_size, in_place));
+  if (parts > 1)
     stream_us = static_cast<double>(shape.count * shape.elem_size) *
-                std::max(0.0, whole.copy_us_per_byte - rates.copy_us_per_byte);
-  }
+                std::max(0.0, machine.at_working_set(whole_bytes).copy_us_per_byte - rates.copy_us_per_byte);
+  // What the peers read in the last call is still in their caches only if the whole call fits.
+  const bool last_call_cached = machine.cache_bytes <= 0 || whole_bytes < machine.cache_bytes;
   std::vector<Program> progs;
   progs.reserve(schedules.size());
   for (auto& s : schedules) progs.push_back(compile(std::move(s), shape.nranks));
-  Cost c = Walk(std::move(progs), rates, shape.elem_size, in_place).run();
+  Cost c = Walk(std::move(progs), rates, shape.elem_size, in_place, last_call_cached).run();
   c.latency_us += machine.call_us;  // a fixed cost, counted with the latencies
   c.total_us += machine.call_us;
   c.reduce_us += stream_us;

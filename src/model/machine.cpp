@@ -88,6 +88,10 @@ Machine Machine::at_working_set(double working_set) const {
   m.inter.us_per_byte = pick(beyond_cache.inter_us_per_byte, inter.us_per_byte);
   m.reduce_us_per_byte = pick(beyond_cache.reduce_us_per_byte, reduce_us_per_byte);
   m.copy_us_per_byte = pick(beyond_cache.copy_us_per_byte, copy_us_per_byte);
+  // What the peer read before the last exchange, the call's own traffic (more than the cache)
+  // has pushed out by the time it is written: only the write right after the send still pays.
+  m.intra.writeback_later.clear();
+  m.inter.writeback_later.clear();
   return m;
 }
 

@@ -55,7 +55,8 @@ struct LinkCost {
   // call): by then the peer has read more, and where its caches are small next to a shared
   // one the lines may have left them. Interpolated linearly in log(bytes), the end values held
   // beyond the ends (where the cache is shared the largest size measures 0; a peer with a last
-  // level of its own keeps paying); empty: nothing is charged.
+  // level of its own keeps paying); beyond the cache only `writeback` (at_working_set); empty:
+  // nothing is charged.
   struct WritebackPoint {
     double bytes = 0, us_per_byte = 0;
   };
@@ -97,8 +98,9 @@ struct Machine {
 
   // The largest working set on any node: bytes_per_rank[r] summed over the ranks of each node.
   double node_working_set(const std::vector<double>& bytes_per_rank) const;
-  // The machine a call with this node working set runs on: the beyond-cache rates when
-  // cache_bytes > 0 and working_set >= cache_bytes, else this machine; one regime either way.
+  // The machine a call with this node working set runs on: the beyond-cache rates (and no
+  // later write-back) when cache_bytes > 0 and working_set >= cache_bytes, else this machine;
+  // one regime either way.
   Machine at_working_set(double working_set) const;
   // The segment size calls are cut into here (Shape::segment_bytes): `requested`, or 0 where
   // the links move the bytes themselves (not copied by CPUs: GPUs over NVLink), so that

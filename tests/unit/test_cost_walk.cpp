@@ -315,6 +315,41 @@ TEST(CostWalk, TheRingPaysForWritingWhatItsPeerReadEarlierOrInTheLastCall) {
               1e-6 * per_chunk);
 }
 
+// Beyond the cache the call's own traffic has pushed out what a peer read before its last
+// exchange: the ring (later writes only) pays nothing there, recursive doubling in place (a
+// write right after the send) still pays.
+TEST(CostWalk, BeyondTheCacheOnlyTheWriteRightAfterTheSendPays) {
+  Machine big = Machine::uniform(kAlpha, kBeta, kGamma);
+  big.cache_bytes = 1 << 20;
+  big.beyond_cache = {2 * kBeta, 2 * kBeta, 2 * kGamma, 2 * kGamma};
+  const Machine big_wb = with_writeback(big);
+  const Shape s = unpipelined(2, 262144);  // 1 MiB per buffer: beyond the 1 MiB cache
+  const AlgorithmInfo &ring = *find_schedule_algorithm(Algorithm::Ring),
+                      &rd = *find_schedule_algorithm(Algorithm::RecursiveDoubling);
+  for (bool in_place : {true, false})
+    EXPECT_EQ(predict(ring, s, big_wb, in_place).total_us, predict(ring, s, big, in_place).total_us) << in_place;
+  EXPECT_NEAR(predict(rd, s, big_wb, true).total_us - predict(rd, s, big, true).total_us, 1048576 * 1e-4, 1e-6);
+}
+
+// A segmented call is larger than the cache (its segments fit): what the peer read in the last
+// call is gone, and out of place the ring writes nothing a peer read in this one; in place its
+// allgathers still write over what their reduce-scatters sent, segment by segment.
+TEST(CostWalk, ASegmentedCallPaysOnlyForWhatThePeerReadInThisCall) {
+  Machine m = Machine::uniform(kAlpha, kBeta, kGamma);
+  m.cache_bytes = 16 << 20;  // two segments of both ranks fit, the whole call does not
+  m.beyond_cache = {2 * kBeta, 2 * kBeta, 2 * kGamma, 2 * kGamma};
+  const Machine wb = with_writeback(m);
+  Shape s = unpipelined(2, 4 << 20);  // 16 MiB of floats in 16 segments of 1 MiB
+  s.segment_bytes = 1 << 20;
+  ASSERT_EQ(s.segments(), 16u);
+  const AlgorithmInfo& ring = *find_schedule_algorithm(Algorithm::Ring);
+  EXPECT_EQ(predict(ring, s, wb, false).total_us, predict(ring, s, m, false).total_us);
+  EXPECT_GT(predict(ring, s, wb, true).total_us, predict(ring, s, m, true).total_us);
+  // Unsegmented and in the cache, the same out-of-place ring pays for the last call's reads.
+  const Shape small = unpipelined(2, 65536);
+  EXPECT_GT(predict(ring, small, wb, false).total_us, predict(ring, small, m, false).total_us);
+}
+
 // Only a peer on the same node leaves the bytes in a cache the writer must take them back from.
 TEST(CostWalk, NoWriteBackAcrossNodes) {
   Machine nodes = Machine::uniform(kAlpha, kBeta, kGamma);
