@@ -107,8 +107,8 @@ std::string link_block(const LinkCalibration& l) {
          "    # A write right after the send that carried the bytes pays it (docs/model.md, change 6).\n" +
          table("writeback_us_per_byte", l.writeback_in_place_us, l.writeback_aside_us);
     if (l.writeback_later_us.size() == wx.size())
-      o += "    # The same an exchange later (another buffer sent between, as the ring's allgather receives\n"
-           "    # over what its reduce-scatter sent); a later write pays it (docs/model.md, change 8).\n" +
+      o += "    # The same an exchange later (another buffer of the size sent between, as the ring's allgather\n"
+           "    # receives over what its reduce-scatter sent); a later write pays it at the bytes sent between.\n" +
            table("writeback_later_us_per_byte", l.writeback_later_us, l.writeback_later_aside_us);
   }
   o += beyond_lines(l.sizes, l.exchange, "    ", "t = alpha + bytes / bandwidth_beyond_cache");

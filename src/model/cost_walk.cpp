@@ -20,44 +20,41 @@ struct Timed {
   bool operator>(const Timed& o) const { return t > o.t; }
 };
 
-// Sorted, disjoint runs of elements [begin, end).
+// Sorted, disjoint runs of elements [begin, end), each with a tag.
 class Ranges {
  public:
-  void add(std::size_t b, std::size_t e) {
+  // Marks [b, e) with `tag`, over whatever it held.
+  void add(std::size_t b, std::size_t e, double tag) {
     if (b >= e) return;
-    auto it = std::lower_bound(runs_.begin(), runs_.end(), b, [](const Run& x, std::size_t v) { return x.second < v; });
-    auto last = it;
-    while (last != runs_.end() && last->first <= e) {
-      b = std::min(b, last->first);
-      e = std::max(e, last->second);
-      ++last;
-    }
-    it = runs_.erase(it, last);
-    runs_.insert(it, {b, e});
+    take(b, e, [](std::size_t, double) {});
+    const auto it = std::lower_bound(runs_.begin(), runs_.end(), b, [](const Run& x, std::size_t v) { return x.begin < v; });
+    runs_.insert(it, {b, e, tag});
   }
   void add(const Ranges& o) {
-    for (const Run& x : o.runs_) add(x.first, x.second);
+    for (const Run& x : o.runs_) add(x.begin, x.end, x.tag);
   }
-  // Removes [b, e); returns how many elements of it were present.
-  std::size_t take(std::size_t b, std::size_t e) {
-    std::size_t n = 0;
+  // Removes [b, e), calling f(elements, tag) for each part of it that was there.
+  template <typename F>
+  void take(std::size_t b, std::size_t e, F&& f) {
     std::vector<Run> kept;
     kept.reserve(runs_.size() + 1);
     for (const Run& x : runs_) {
-      if (x.second <= b || x.first >= e) {
+      if (x.end <= b || x.begin >= e) {
         kept.push_back(x);
         continue;
       }
-      n += std::min(x.second, e) - std::max(x.first, b);
-      if (x.first < b) kept.push_back({x.first, b});
-      if (x.second > e) kept.push_back({e, x.second});
+      f(std::min(x.end, e) - std::max(x.begin, b), x.tag);
+      if (x.begin < b) kept.push_back({x.begin, b, x.tag});
+      if (x.end > e) kept.push_back({e, x.end, x.tag});
     }
     runs_ = std::move(kept);
-    return n;
   }
 
  private:
-  using Run = std::pair<std::size_t, std::size_t>;
+  struct Run {
+    std::size_t begin, end;
+    double tag;
+  };
   std::vector<Run> runs_;
 };
 
@@ -134,7 +131,9 @@ class Walk {
   // hold them in its cache, so each line must first be taken back from it. Right after the
   // send that carried them, with no other send between (recursive doubling in place: its sum
   // over the buffer it has just sent), at `writeback`; later (the ring's allgather receiving
-  // over the chunks its reduce-scatter sent) at `writeback_later`. Calls repeat on the same
+  // over the chunks its reduce-scatter sent) at `writeback_later`, looked up at the bytes the
+  // rank has sent to its node's peers since (the peer read about as much more meanwhile, and
+  // what it read first left its caches first). Calls repeat on the same
   // buffers, so a write also pays (later) for what the peer read of it in the last call, after
   // this rank's last write there: of the scratch always, of the output out of place (in place,
   // the caller writes its buffer anew between calls, as gradients are; its input it always
@@ -148,8 +147,11 @@ class Walk {
     if (link.writeback.empty() && link.writeback_later.empty()) return;
     auto& steps = st_[r].steps;
     // Per Buffer, elements a peer on this node has read since this rank wrote them: by the
-    // last send (recent), or before it (older).
+    // last send (recent), or before it (older), each tagged with `sent` just after its send.
+    // `sent` counts the bytes this rank has sent to its node's peers since the last call's
+    // start: a later write pays the write-back of its distance, the bytes sent since.
     std::array<Ranges, 3> recent, older;
+    double sent = 0;
     const auto age = [&] {
       for (std::size_t b = 0; b < 3; ++b) older[b].add(recent[b]), recent[b] = {};
     };
@@ -160,21 +162,23 @@ class Walk {
           if (node_[step.peer] != node_[r]) continue;
           age();
           const std::size_t b = index(step.src.buffer), lo = step.src.offset, hi = lo + step.src.count;
-          older[b].take(lo, hi);
-          recent[b].add(lo, hi);
+          older[b].take(lo, hi, [](std::size_t, double) {});
+          sent += static_cast<double>(step.src.count) * elem_bytes;
+          recent[b].add(lo, hi, sent);
           continue;
         }
         const std::size_t b = index(step.dst.buffer), lo = step.dst.offset, hi = lo + step.dst.count;
-        const double now = static_cast<double>(recent[b].take(lo, hi)) * elem_bytes;
-        const double later = static_cast<double>(older[b].take(lo, hi)) * elem_bytes;
-        if (!charge) continue;
-        if (now > 0) steps[i].writeback_us += now * link.writeback_us_per_byte(now);
-        if (later > 0) steps[i].writeback_us += later * link.writeback_later_us_per_byte(later);
+        double now = 0, later_us = 0;
+        recent[b].take(lo, hi, [&](std::size_t n, double) { now += static_cast<double>(n) * elem_bytes; });
+        older[b].take(lo, hi, [&](std::size_t n, double tag) {
+          later_us += static_cast<double>(n) * elem_bytes * link.writeback_later_us_per_byte(sent - tag);
+        });
+        if (charge) steps[i].writeback_us += now * link.writeback_us_per_byte(now) + later_us;
       }
     };
     if (last_call_cached) {
-      pass(false);
-      age();  // what the last call's peers read is the next call's older
+      pass(false);  // `sent` goes on counting into this call
+      age();        // what the last call's peers read is the next call's older
       older[index(Buffer::Input)] = {};
       if (in_place) older[index(Buffer::Output)] = {};
     }

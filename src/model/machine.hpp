@@ -52,8 +52,9 @@ struct LinkCost {
   // with no other send between (recursive doubling in place: its sum over the buffer it has
   // just sent); `writeback_later` (writeback_later_us_per_byte) for a later one (the ring's
   // allgather receiving over what its reduce-scatter sent, or what the peer read in the last
-  // call): by then the peer has read more, and where its caches are small next to a shared
-  // one the lines may have left them. Interpolated linearly in log(bytes), the end values held
+  // call), at each distance: the bytes the rank sent between the send and the write. By then
+  // the peer has read about as much more, and the lines may have left its caches. Interpolated
+  // linearly in log(bytes), the end values held
   // beyond the ends (where the cache is shared the largest size measures 0; a peer with a last
   // level of its own keeps paying); beyond the cache only `writeback` (at_working_set); empty:
   // nothing is charged.
