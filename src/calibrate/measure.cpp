@@ -203,6 +203,13 @@ LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& 
   return out;
 }
 
+int LinkBench::calls_within(double budget_us, double round_us, double call_us, int most) const {
+  const bool long_call = call_us >= timing_.sample_ms * 1e3;
+  const int least = long_call ? (timing_.long_samples > 0 ? timing_.long_samples : timing_.samples) : 10;
+  return static_cast<int>(std::clamp(budget_us / round_us, static_cast<double>(least),
+                                     static_cast<double>(std::max(least, most))));
+}
+
 double LinkBench::chained(int a, int b, std::size_t bytes, bool all_pairs) {
   const Probe chain{[this, a, b, bytes, all_pairs](std::size_t k) -> Runnable {
                       auto p = std::make_shared<detail::Program>(
@@ -237,12 +244,15 @@ std::vector<double> LinkBench::exchange_calls(int a, int b, const std::vector<st
       run(one, bytes);
       return std::pair{entry, now_us()};
     };
-    for (int w = 0; w < 3; ++w) call(w);  // first touch, registrations
-    const auto [e0, x0] = call(0);
-    double once = x0 - e0;
-    MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, control_);  // every rank makes as many calls
-    // Half the samples' time per size (a barrier costs a few us), at least 10 calls.
-    const int calls = static_cast<int>(std::clamp(timing_.samples * timing_.sample_ms * 1e3 / 2 / (once + 3), 10.0, 2e4));
+    call(0);  // first touch, registrations
+    const double start = now_us();
+    const auto [e0, x0] = call(1);
+    // The call, and the round with its barrier (a few us on one host, 100 us and more across
+    // a network), the slowest rank's: every rank makes as many calls.
+    std::array<double, 2> once{x0 - e0, now_us() - start};
+    MPI_Allreduce(MPI_IN_PLACE, once.data(), 2, MPI_DOUBLE, MPI_MAX, control_);
+    // Half the samples' time per size.
+    const int calls = calls_within(timing_.samples * timing_.sample_ms * 1e3 / 2, once[1], once[0], 20000);
     std::vector<double> entry(calls), exit(calls), mine(calls);
     for (int i = 0; i < calls; ++i) {
       std::tie(entry[i], exit[i]) = call(i);
@@ -299,19 +309,17 @@ LinkBench::Writeback LinkBench::writeback(int a, int b, const std::vector<std::s
       run(p, bytes);
       return now_us() - t0;
     };
-    double once = 0;
-    for (int w = 0; w < 4; ++w)  // first touch, registrations; the last, timed, sizes the run
-      for (const auto& p : programs) {
-        const double t = call(p, w);
-        if (w == 3) once += t;
-      }
-    once = std::max(1.0, once);
-    MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_DOUBLE, MPI_MAX, control_);  // every rank makes as many calls
-    // Half a sample's time per size for the four, at most 150 calls of each (each with its own
-    // barrier, which costs more than the call at 4 ranks on 2 cores): the difference is
-    // 10-30% of a call, which the medians of 100-150 calls hold within a few percent.
-    const int calls = static_cast<int>(std::clamp(timing_.samples * timing_.sample_ms * 1e3 / 2 / (once + 10), 10.0, 150.0));
+    for (const auto& p : programs) call(p, 0);  // first touch, registrations
+    // One round of the four, timed alone (the calls) and whole (with the rewrites and barriers),
+    // the slowest rank's: every rank makes as many calls.
+    std::array<double, 2> once{0, now_us()};
+    for (const auto& p : programs) once[0] += call(p, 1);
+    once[1] = now_us() - once[1];
+    MPI_Allreduce(MPI_IN_PLACE, once.data(), 2, MPI_DOUBLE, MPI_MAX, control_);
     const std::size_t n = programs.size();
+    // Half the samples' time per size for the four, at most 150 calls of each: the difference
+    // is 10-30% of a call, which the medians of 100-150 calls hold within a few percent.
+    const int calls = calls_within(timing_.samples * timing_.sample_ms * 1e3 / 2, once[1], once[0] / n, 150);
     std::vector<double> mine(n * static_cast<std::size_t>(calls)), slowest(mine.size());
     for (int i = 0; i < calls; ++i)  // alternating, so that a drift of the machine hits them alike
       for (std::size_t v = 0; v < n; ++v) mine[n * i + v] = call(programs[v], i);

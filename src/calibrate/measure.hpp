@@ -100,6 +100,10 @@ class LinkBench {
   };
   detail::Schedule schedule(Pattern, int a, int b, std::size_t bytes, std::size_t k, bool all_pairs = false) const;
   void run(const detail::Program& program, std::size_t bytes_used);
+  // How many rounds of calls, each timed alone, fit `budget_us` at `round_us` a round (at most
+  // `most`): at least 10, or where one call (`call_us`) outlasts a sample, as many as a
+  // probe's long samples (Timing::long_samples, else samples).
+  int calls_within(double budget_us, double round_us, double call_us, int most) const;
 
   detail::Transport& transport_;
   detail::CpuReducer reducer_;
