@@ -346,6 +346,7 @@ TEST(CostWalk, ASegmentedCallPaysOnlyForWhatThePeerReadInThisCall) {
   Machine m = Machine::uniform(kAlpha, kBeta, kGamma);
   m.cache_bytes = 16 << 20;  // two segments of both ranks fit, the whole call does not
   m.beyond_cache = {2 * kBeta, 2 * kBeta, 2 * kGamma, 2 * kGamma};
+  m.intra.cpu_copies = m.inter.cpu_copies = true;  // shared memory: a receive holds the CPU, no reduction hides
   const Machine wb = with_writeback(m);
   Shape s = unpipelined(2, 4 << 20);  // 16 MiB of floats in 16 segments of 1 MiB
   s.segment_bytes = 1 << 20;
