@@ -103,7 +103,7 @@ std::string link_block(const LinkCalibration& l) {
       return t + " }\n";
     };
     o += "    # Writing what the peer has just read: an exchange then a reduction over the bytes just sent\n"
-         "    # (as recursive doubling in place), against one into a buffer of its own; the difference per byte.\n"
+         "    # (as recursive doubling in place), against one over the bytes just received; the difference per byte.\n"
          "    # A write right after the send that carried the bytes pays it (docs/model.md, change 6).\n" +
          table("writeback_us_per_byte", l.writeback_in_place_us, l.writeback_aside_us);
     if (l.writeback_later_us.size() == wx.size())

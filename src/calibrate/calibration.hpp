@@ -73,8 +73,8 @@ struct LinkCalibration {
   // are the lone pair's.
   double shared_ratio = 0;
   bool shared_by_node = false;
-  // Within a node: an exchange then a reduction over the bytes just sent, against one into a
-  // buffer of its own, per round at each of these sizes (LinkBench::writeback): the cost of
+  // Within a node: an exchange then a reduction over the bytes just sent, against one over the
+  // bytes just received, per round at each of these sizes (LinkBench::writeback): the cost of
   // writing what the peer has just read (writeback_us_per_byte).
   std::vector<std::size_t> writeback_sizes;
   std::vector<double> writeback_in_place_us, writeback_aside_us;

@@ -136,7 +136,7 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
         last = {sent, s.recv(peer, dst(i), before_recv)};
       }
       break;
-    case Pattern::ReduceInPlace:  // one round (k is 1): send x, receive y, x = x + y (aside: z = x + y)
+    case Pattern::ReduceInPlace:  // one round (k is 1): send x, receive y, x = x + y (aside: y = x + y)
     case Pattern::ReduceAside: {
       const detail::Region y{Buffer::Scratch, 0, bytes};
       const auto sent = s.send(peer, first, {});
@@ -144,7 +144,7 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
       reduce = s.reduce(first, y, {sent, got});
       break;
     }
-    case Pattern::ReduceLater:  // two rounds: send x, receive y; send w, receive v; x = x + v (aside: z = x + v)
+    case Pattern::ReduceLater:  // two rounds: send x, receive y; send w, receive v; x = x + v (aside: v = x + v)
     case Pattern::ReduceLaterAside: {
       const detail::Region w{Buffer::Output, bytes, bytes}, y{Buffer::Scratch, 0, bytes}, v{Buffer::Scratch, bytes, bytes};
       const auto sent = s.send(peer, first, {});
@@ -163,13 +163,14 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
       break;
   }
   auto sched = s.finish();
-  // The builder reduces in place; aside, the sum goes to a scratch region of its own.
-  if (pattern == Pattern::ReduceAside) sched.steps[reduce].dst = {Buffer::Scratch, bytes, bytes};
-  if (pattern == Pattern::ReduceLaterAside) sched.steps[reduce].dst = {Buffer::Scratch, 2 * bytes, bytes};
-  sched.scratch_count = pattern == Pattern::Stream || pattern == Pattern::StreamBothWays ? k * bytes
-                        : pattern == Pattern::ReduceAside || pattern == Pattern::ReduceLater ? 2 * bytes
-                        : pattern == Pattern::ReduceLaterAside                               ? 3 * bytes
-                                                                                             : bytes;
+  // The builder reduces in place (over x, which the peer has read); aside, the sum goes over
+  // what was just received, bytes this rank has just written and no peer has read: as hot in
+  // its cache as x, so that the two differ by the write-back alone.
+  if (pattern == Pattern::ReduceAside || pattern == Pattern::ReduceLaterAside)
+    sched.steps[reduce].dst = sched.steps[reduce].aux;
+  sched.scratch_count = pattern == Pattern::Stream || pattern == Pattern::StreamBothWays          ? k * bytes
+                        : pattern == Pattern::ReduceLater || pattern == Pattern::ReduceLaterAside ? 2 * bytes
+                                                                                                  : bytes;
   return sched;
 }
 

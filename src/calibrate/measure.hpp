@@ -76,7 +76,7 @@ class LinkBench {
   // What it costs to write bytes a peer has just read: one exchange of `bytes` per call,
   // followed by the reduction sent + received, written over the bytes just sent (in place, as
   // recursive doubling does in place: over shared memory the peer's CPU has just copied them
-  // out, so they sit in its cache) or into a buffer of their own (aside); before each call the
+  // out, so they sit in its cache) or over the bytes just received (aside); before each call the
   // rank writes its send buffer anew, untimed. The medians of the slowest rank's call times;
   // the difference is the write-back cost (LinkCost::writeback). Later: two exchanges (x, then
   // another buffer w), then the reduction written over x, which the peer read an exchange

@@ -123,7 +123,7 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
     // a microsecond a call) to 8 MiB (where a core's last level is its own it has not faded
     // by 2 MiB), sizes a factor of 4 or more apart; the walk holds the end values beyond them.
     for (const std::size_t n : sizes)
-      if (n >= (std::size_t{8} << 10) && n <= (std::size_t{8} << 20) && 3 * n <= o.max_bytes &&
+      if (n >= (std::size_t{8} << 10) && n <= (std::size_t{8} << 20) && 2 * n <= o.max_bytes &&
           (l.writeback_sizes.empty() || n >= 4 * l.writeback_sizes.back()))
         l.writeback_sizes.push_back(n);
     if (!l.writeback_sizes.empty()) {

@@ -36,18 +36,17 @@ class Ranges {
   // Removes [b, e), calling f(elements, tag) for each part of it that was there.
   template <typename F>
   void take(std::size_t b, std::size_t e, F&& f) {
-    std::vector<Run> kept;
-    kept.reserve(runs_.size() + 1);
-    for (const Run& x : runs_) {
-      if (x.end <= b || x.begin >= e) {
-        kept.push_back(x);
-        continue;
-      }
-      f(std::min(x.end, e) - std::max(x.begin, b), x.tag);
-      if (x.begin < b) kept.push_back({x.begin, b, x.tag});
-      if (x.end > e) kept.push_back({e, x.end, x.tag});
-    }
-    runs_ = std::move(kept);
+    if (b >= e || runs_.empty()) return;
+    // The first run that ends after b; the runs it overlaps follow it.
+    auto first = std::upper_bound(runs_.begin(), runs_.end(), b, [](std::size_t v, const Run& x) { return v < x.end; });
+    auto last = first;
+    while (last != runs_.end() && last->begin < e) ++last;
+    if (first == last) return;
+    Run head{first->begin, b, first->tag}, tail{e, (last - 1)->end, (last - 1)->tag};
+    for (auto it = first; it != last; ++it) f(std::min(it->end, e) - std::max(it->begin, b), it->tag);
+    auto at = runs_.erase(first, last);
+    if (tail.begin < tail.end) at = runs_.insert(at, tail);
+    if (head.begin < head.end) runs_.insert(at, head);
   }
 
  private:
@@ -159,7 +158,7 @@ class Walk {
       for (std::uint32_t i = 0; i < steps.size(); ++i) {
         const Step& step = prog.step(i);
         if (step.kind == StepKind::Send) {
-          if (node_[step.peer] != node_[r]) continue;
+          if (node_[step.peer] != node_[r] || step.src.count == 0) continue;
           age();
           const std::size_t b = index(step.src.buffer), lo = step.src.offset, hi = lo + step.src.count;
           older[b].take(lo, hi, [](std::size_t, double) {});
