@@ -72,7 +72,7 @@ void print_link(std::FILE* out, const Calibration& c, const LinkCalibration& l) 
     if (chained) std::fprintf(out, " %11.3f", l.chained_exchange_us[i]);
     std::fprintf(out, "\n");
   }
-  if (l.exchange_timed_as_calls)
+  if (l.cpu_copies)  // within a node the exchanges are timed as calls
     std::fprintf(out,
                  "# exchange: one per call, less what a call costs beyond its message (the line below), as the fit and\n"
                  "# an algorithm's step see it%s\n",

@@ -58,7 +58,7 @@ std::string link_block(const LinkCalibration& l) {
     o += format("    # Exchange between ranks %d and %d (each sends and receives at once, as in every\n", l.rank_a,
                 l.rank_b);
   o += std::string("    # all-reduce step") +
-       (l.exchange_timed_as_calls ? "; one per call, less the call's own cost: docs/model.md, change 8),\n    # " : "), ") +
+       (l.cpu_copies ? "; one per call, less the call's own cost: docs/model.md, change 8),\n    # " : "), ") +
        in_cache_span(l.sizes, l.exchange) + ": t = alpha + bytes / bandwidth, " + residual(l.exchange.in_cache) +
        fallback_note(l.exchange.in_cache) + ".\n";
   if (l.exchange.in_cache.marginal)

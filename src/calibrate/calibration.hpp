@@ -58,13 +58,12 @@ struct LinkCalibration {
   std::vector<std::size_t> sizes;
   std::vector<double> working_set;  // per size
   std::vector<double> pingpong_us;  // one way, half a round trip
-  std::vector<double> exchange_us;  // both ways at once: what the fit uses
-  // Within a node, exchange_us are exchanges timed one per call less the call's own cost
-  // (call_us - chained_run_us); across nodes, exchanges in a chain (LinkBench).
-  bool exchange_timed_as_calls = false;
+  // Both ways at once, what the fit uses: within a node (cpu_copies), exchanges timed one per
+  // call less the call's own cost (call_us - chained_run_us); across nodes, in a chain.
+  std::vector<double> exchange_us;
   std::vector<double> chained_exchange_us;  // within a node, for the report: in a chain
   double call_us = 0;               // one exchange of sizes.front() bytes timed as a call,
-  double chained_run_us = 0;        // and per exchange in a chain (LinkBench::run_cost)
+  double chained_run_us = 0;        // and per exchange in a chain (LinkBench::sweep)
   RegimeFit exchange;               // what the file gets: alpha, beta, beta beyond the cache
   RegimeFit pingpong;               // for comparison
   // Inter-node, with several ranks per node: a 4 MiB exchange with every rank paired across at

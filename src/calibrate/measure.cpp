@@ -25,6 +25,9 @@ struct Probe {
   std::size_t max_k = 1;
 };
 
+// Microseconds on the steady clock.
+double now_us() { return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count(); }
+
 // The slowest rank's time of f(), in us.
 double timed(MPI_Comm comm, const Runnable& f) {
   MPI_Barrier(comm);
@@ -204,6 +207,18 @@ LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& 
   return out;
 }
 
+std::pair<double, double> LinkBench::timed_call(const detail::Program& program, std::size_t bytes_used,
+                                                std::size_t rewritten, int i) {
+  // What a call sends written anew first (untimed), as arlab-bench writes its input: the
+  // peer would otherwise read lines it already holds from the last call, a cache hit no
+  // call of a program that computes its data meets.
+  std::memset(send_.data(), i & 0x7f, rewritten);
+  MPI_Barrier(control_);
+  const double entry = now_us();
+  run(program, bytes_used);
+  return {entry, now_us()};
+}
+
 int LinkBench::calls_within(double budget_us, double round_us, double call_us, int most) const {
   const bool long_call = call_us >= timing_.sample_ms * 1e3;
   const int least = long_call ? (timing_.long_samples > 0 ? timing_.long_samples : timing_.samples) : 10;
@@ -211,40 +226,13 @@ int LinkBench::calls_within(double budget_us, double round_us, double call_us, i
                                      static_cast<double>(std::max(least, most))));
 }
 
-double LinkBench::chained(int a, int b, std::size_t bytes, bool all_pairs) {
-  const Probe chain{[this, a, b, bytes, all_pairs](std::size_t k) -> Runnable {
-                      auto p = std::make_shared<detail::Program>(
-                          detail::compile(schedule(Pattern::Exchange, a, b, bytes, k, all_pairs), transport_.size()));
-                      return [this, p, bytes] { run(*p, bytes); };
-                    },
-                    1.0, kMaxChain};
-  return median_us(control_, timing_, {chain}).front();
-}
-
-LinkBench::RunCost LinkBench::run_cost(int a, int b, std::size_t bytes, bool all_pairs, bool one_clock) {
-  const double chain_us = chained(a, b, bytes, all_pairs);
-  return {exchange_calls(a, b, {bytes}, all_pairs, one_clock).front(), chain_us};
-}
-
 std::vector<double> LinkBench::exchange_calls(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs,
                                               bool one_clock) {
-  const auto now_us = [] {
-    return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
-  };
   std::vector<double> out;
   for (const std::size_t bytes : sizes) {
     const detail::Program one =
         detail::compile(schedule(Pattern::Exchange, a, b, bytes, 1, all_pairs), transport_.size());
-    // What a call sends written anew first (untimed), as arlab-bench writes its input: the
-    // peer would otherwise read lines it already holds from the last call, a cache hit no
-    // call of a program that computes its data meets.
-    const auto call = [&](int i) {
-      std::memset(send_.data(), i & 0xff, bytes);
-      MPI_Barrier(control_);
-      const double entry = now_us();
-      run(one, bytes);
-      return std::pair{entry, now_us()};
-    };
+    const auto call = [&](int i) { return timed_call(one, bytes, bytes, i); };
     call(0);  // first touch, registrations
     const double start = now_us();
     const auto [e0, x0] = call(1);
@@ -293,9 +281,6 @@ LinkBench::Writeback LinkBench::writeback(int a, int b, const std::vector<std::s
   // do: aside, the round after next writes over the buffer sent before, so the write-back is
   // paid in both variants; per call, aside pays it only in the untimed rewrite, as an
   // out-of-place all-reduce leaves it to the user's next write of its input.
-  const auto now_us = [] {
-    return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count();
-  };
   constexpr std::array kPatterns{Pattern::ReduceInPlace, Pattern::ReduceAside, Pattern::ReduceLater,
                                  Pattern::ReduceLaterAside};
   Writeback out;
@@ -304,11 +289,8 @@ LinkBench::Writeback LinkBench::writeback(int a, int b, const std::vector<std::s
     for (const Pattern pattern : kPatterns)
       programs.push_back(detail::compile(schedule(pattern, a, b, bytes, 1, all_pairs), transport_.size()));
     const auto call = [&](const detail::Program& p, int i) {
-      std::memset(send_.data(), i & 0x7f, 2 * bytes);
-      MPI_Barrier(control_);
-      const double t0 = now_us();
-      run(p, bytes);
-      return now_us() - t0;
+      const auto [entry, exit] = timed_call(p, bytes, 2 * bytes, i);
+      return exit - entry;
     };
     for (const auto& p : programs) call(p, 0);  // first touch, registrations
     // One round of the four, timed alone (the calls) and whole (with the rewrites and barriers),

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "exec/executor.hpp"
@@ -47,11 +48,6 @@ class LinkBench {
   // Without `pingpong`, exchanges only (pingpong_us stays empty).
   Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false, bool pingpong = true);
 
-  // Per exchange of `bytes` in a chain of them in one executor run (as sweep's exchanges):
-  // each round's send waits for the last round, and receives into the buffer the last round
-  // sent, which the peer has just read.
-  double chained(int a, int b, std::size_t bytes, bool all_pairs = false);
-
   // One exchange per executor run, each run after a barrier and timed from the last rank's
   // entry to the last rank's exit (with `one_clock`, every rank on one host; else the slowest
   // rank's own time), as arlab-bench times an all-reduce; the send buffer written anew before
@@ -59,12 +55,6 @@ class LinkBench {
   // read. The median over the runs, per size.
   std::vector<double> exchange_calls(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false,
                                      bool one_clock = true);
-
-  // What a call costs beyond its messages: exchange_calls at `bytes` against chained.
-  struct RunCost {
-    double call_us = 0, chained_us = 0;
-  };
-  RunCost run_cost(int a, int b, std::size_t bytes, bool all_pairs = false, bool one_clock = true);
 
   struct Stream {
     double one_way_GBps = 0;    // a -> b
@@ -100,6 +90,10 @@ class LinkBench {
   };
   detail::Schedule schedule(Pattern, int a, int b, std::size_t bytes, std::size_t k, bool all_pairs = false) const;
   void run(const detail::Program& program, std::size_t bytes_used);
+  // One run of `program` timed alone: the first `rewritten` bytes of the send buffer written
+  // anew (untimed, pattern i), a barrier, then the run; its entry and exit times in us.
+  std::pair<double, double> timed_call(const detail::Program& program, std::size_t bytes_used, std::size_t rewritten,
+                                       int i);
   // How many rounds of calls, each timed alone, fit `budget_us` at `round_us` a round (at most
   // `most`): at least 10, or where one call (`call_us`) outlasts a sample, as many as a
   // probe's long samples (Timing::long_samples, else samples).

@@ -103,18 +103,17 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
     }
     const auto calls = bench.exchange_calls(0, b, l.sizes, o.all_pairs, one_clock);
     l.call_us = calls.front();
-    l.chained_run_us = bench.chained(0, b, sizes.front(), o.all_pairs);
+    l.chained_run_us = o.comparisons ? l.chained_exchange_us.front()
+                                     : bench.sweep(0, b, {l.sizes.front()}, o.all_pairs, false).exchange_us.front();
     const double c = std::max(0.0, l.call_us - l.chained_run_us);
     for (const double t : calls) l.exchange_us.push_back(std::max(t - c, 1e-3));
-    l.exchange_timed_as_calls = true;
   } else {
     auto sweep = o.slow_size_ms <= 0 ? measure(sizes) : sweep_within_time(measure, sizes, o.slow_size_ms, l.sizes);
     if (o.slow_size_ms <= 0) l.sizes = sizes;
     l.pingpong_us = std::move(sweep.pingpong_us);
-    l.exchange_us = std::move(sweep.exchange_us);
-    const auto run_cost = bench.run_cost(0, b, l.sizes.front(), o.all_pairs, one_clock);
-    l.call_us = run_cost.call_us;
-    l.chained_run_us = run_cost.chained_us;
+    l.exchange_us = std::move(sweep.exchange_us);  // chained: its first is the call's comparison
+    l.call_us = bench.exchange_calls(0, b, {l.sizes.front()}, o.all_pairs, one_clock).front();
+    l.chained_run_us = l.exchange_us.front();
   }
   for (std::size_t n : l.sizes) l.working_set.push_back(on_node * 2.0 * static_cast<double>(n));
   fit_link(l, cache_bytes);

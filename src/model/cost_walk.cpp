@@ -332,7 +332,7 @@ Cost predict(const AlgorithmInfo& algo, Shape shape, const Machine& machine, boo
     stream_us = static_cast<double>(shape.count * shape.elem_size) *
                 std::max(0.0, machine.at_working_set(whole_bytes).copy_us_per_byte - rates.copy_us_per_byte);
   // What the peers read in the last call is still in their caches only if the whole call fits.
-  const bool last_call_cached = machine.cache_bytes <= 0 || whole_bytes < machine.cache_bytes;
+  const bool last_call_cached = machine.fits_cache(whole_bytes);
   std::vector<Program> progs;
   progs.reserve(schedules.size());
   for (auto& s : schedules) progs.push_back(compile(std::move(s), shape.nranks));

@@ -22,6 +22,11 @@ double log_interpolated(const std::vector<Point>& table, double bytes, double Po
   return lo.*value + w * ((*hi).*value - lo.*value);
 }
 
+// A write-back table's value at `bytes`; 0 without one.
+double per_byte(const std::vector<LinkCost::WritebackPoint>& table, double bytes) {
+  return table.empty() ? 0 : log_interpolated(table, bytes, &LinkCost::WritebackPoint::us_per_byte);
+}
+
 }  // namespace
 
 double LinkCost::alpha_for(double bytes) const {
@@ -38,13 +43,9 @@ double LinkCost::alpha_for(double bytes) const {
   return rendezvous_bytes > 0 && bytes > rendezvous_bytes ? alpha_us_rendezvous : alpha_us;
 }
 
-double LinkCost::writeback_us_per_byte(double bytes) const {
-  return writeback.empty() ? 0 : log_interpolated(writeback, bytes, &WritebackPoint::us_per_byte);
-}
+double LinkCost::writeback_us_per_byte(double bytes) const { return per_byte(writeback, bytes); }
 
-double LinkCost::writeback_later_us_per_byte(double bytes) const {
-  return writeback_later.empty() ? 0 : log_interpolated(writeback_later, bytes, &WritebackPoint::us_per_byte);
-}
+double LinkCost::writeback_later_us_per_byte(double bytes) const { return per_byte(writeback_later, bytes); }
 
 int Machine::ranks() const {
   if (!rank_to_node.empty()) return static_cast<int>(rank_to_node.size());
@@ -78,11 +79,13 @@ double Machine::node_working_set(const std::vector<double>& bytes_per_rank) cons
   return sum.empty() ? 0.0 : *std::max_element(sum.begin(), sum.end());
 }
 
+bool Machine::fits_cache(double working_set) const { return cache_bytes <= 0 || working_set < cache_bytes; }
+
 Machine Machine::at_working_set(double working_set) const {
   Machine m = *this;
   m.cache_bytes = 0;
   m.beyond_cache = {};
-  if (cache_bytes <= 0 || working_set < cache_bytes) return m;
+  if (fits_cache(working_set)) return m;
   const auto pick = [](double beyond, double in_cache) { return beyond > 0 ? beyond : in_cache; };
   m.intra.us_per_byte = pick(beyond_cache.intra_us_per_byte, intra.us_per_byte);
   m.inter.us_per_byte = pick(beyond_cache.inter_us_per_byte, inter.us_per_byte);

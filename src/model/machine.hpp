@@ -99,6 +99,8 @@ struct Machine {
 
   // The largest working set on any node: bytes_per_rank[r] summed over the ranks of each node.
   double node_working_set(const std::vector<double>& bytes_per_rank) const;
+  // Whether a call with this node working set runs at the in-cache rates (always with one regime).
+  bool fits_cache(double working_set) const;
   // The machine a call with this node working set runs on: the beyond-cache rates (and no
   // later write-back) when cache_bytes > 0 and working_set >= cache_bytes, else this machine;
   // one regime either way.
