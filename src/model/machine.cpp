@@ -112,27 +112,35 @@ Machine Machine::uniform(double alpha_us, double beta, double gamma) {
 
 // The numbers of topology/local.yaml: arlab-calibrate's least-squares fit on the development
 // machine (2 cores sharing a 32 MiB L3, Open MPI 4.1 over shared memory, 2 ranks) of exchanges
-// through the executor (with the step where Open MPI switches from eager to rendezvous) and of
-// the CPU reducer's float sum and copy, in cache and beyond it; the link is copied by the CPUs;
-// docs/model.md, "arlab-calibrate". After recalibrating, copy the file's numbers here
-// (Topology.LocalFileEqualsTheBuiltInDefaults holds the two equal). 1e-3 / bandwidth in GB/s is
-// microseconds per byte.
+// through the executor, each timed as a call (with the step where Open MPI switches from eager
+// to rendezvous, and the latency measured at each size below 64 KiB), of the write-back a
+// write over what the peer has read pays, and of the CPU reducer's float sum and copy, in cache
+// and beyond it; the link is copied by the CPUs; docs/model.md, "arlab-calibrate". After
+// recalibrating, copy the file's numbers here (Topology.LocalFileEqualsTheBuiltInDefaults holds
+// the two equal). 1e-3 / bandwidth in GB/s is microseconds per byte.
 Machine Machine::local_default() {
   Machine m;
   m.name = "one shared-memory node (built-in defaults)";
   m.source = "built-in";
-  // copied_by: cpu; Open MPI's eager -> rendezvous switch: above 2048 B, alpha 3.261 us.
-  m.intra.alpha_us = 0.3896;
-  m.intra.us_per_byte = 1e-3 / 9.456;
+  // copied_by: cpu; Open MPI's eager -> rendezvous switch: above 2048 B, alpha 3.646 us.
+  m.intra.alpha_us = 0.5218;
+  m.intra.us_per_byte = 1e-3 / 6.623;
   m.intra.cpu_copies = true;
   m.intra.rendezvous_bytes = 2048;
-  m.intra.alpha_us_rendezvous = 3.261;
+  m.intra.alpha_us_rendezvous = 3.646;
+  m.intra.latency = {{8, 0.4573},   {16, 0.4849},  {32, 0.4849},   {64, 0.4857},   {128, 0.4857},
+                     {256, 0.4857}, {512, 0.8926}, {1024, 0.8926}, {2048, 1.341},  {4096, 3.592},
+                     {8192, 3.592}, {16384, 3.592}, {32768, 3.592}};
+  m.intra.writeback = {{8192, 0.0003275},   {32768, 0.0003683},   {131072, 0.0003713},
+                       {524288, 0.000367},  {2097152, 0.0003725}, {8388608, 0.0002239}};
+  m.intra.writeback_later = {{8192, 0.0003496},  {32768, 0.0003649},   {131072, 0.0003745},
+                             {524288, 0.000359}, {2097152, 0.0003525}, {8388608, 3.947e-05}};
   m.inter = m.intra;
-  m.reduce_us_per_byte = 1e-3 / 23.25;
-  m.copy_us_per_byte = 1e-3 / 104.5;
-  m.call_us = 0;  // measured: an exchange run alone costs no more than one in a chain
+  m.reduce_us_per_byte = 1e-3 / 30.41;
+  m.copy_us_per_byte = 1e-3 / 75.55;
+  m.call_us = 0.03244;
   m.cache_bytes = 33554432;
-  m.beyond_cache = {1e-3 / 4.15, 1e-3 / 4.15, 1e-3 / 8.669, 1e-3 / 24.6};
+  m.beyond_cache = {1e-3 / 5.156, 1e-3 / 5.156, 1e-3 / 11.2, 1e-3 / 29.22};
   return m;
 }
 
