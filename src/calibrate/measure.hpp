@@ -24,6 +24,15 @@
 
 namespace arlab::calib {
 
+using Runnable = std::function<void()>;
+
+// One thing to time: prepare(k) does k units' worth of work `units_per_k` times over.
+struct Probe {
+  std::function<Runnable(std::size_t)> prepare;
+  double units_per_k = 1;
+  std::size_t max_k = 1;
+};
+
 struct Timing {
   double sample_ms = 20;  // iterations per sample are chosen to last about this long
   int samples = 5;
@@ -47,6 +56,9 @@ class LinkBench {
   // a pair idles; the time is still the slowest rank's.
   // Without `pingpong`, exchanges only (pingpong_us stays empty).
   Sweep sweep(int a, int b, const std::vector<std::size_t>& sizes, bool all_pairs = false, bool pingpong = true);
+  // The exchange of `bytes` between a and b alone, and with every pair at once (all_pairs):
+  // the two probes in the same rounds, so that a change of the machine's pace meets both.
+  std::pair<double, double> alone_and_together(int a, int b, std::size_t bytes);
 
   // One exchange per executor run, each run after a barrier and timed from the last rank's
   // entry to the last rank's exit (with `one_clock`, every rank on one host; else the slowest
@@ -89,6 +101,7 @@ class LinkBench {
     ReduceLaterAside
   };
   detail::Schedule schedule(Pattern, int a, int b, std::size_t bytes, std::size_t k, bool all_pairs = false) const;
+  Probe probe(Pattern, int a, int b, std::size_t bytes, bool all_pairs);  // chains of k rounds
   void run(const detail::Program& program, std::size_t bytes_used);
   // One run of `program` timed alone: the first `rewritten` bytes of the send buffer written
   // anew (untimed, pattern i), a barrier, then the run; its entry and exit times in us.
