@@ -148,10 +148,12 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
 // read 1.39x in one of two runs where 4 MiB read 2.06-2.08x). With one port (a NIC per node)
 // each of the per_node pairs gets about 1/per_node of it, with a port per rank about all of
 // it; the verdict is the side of the midpoint the ratio falls on. The two are timed in the same
-// rounds: timed one after the other, a change of pace between them once read 1.40x over Open
-// MPI's TCP path where the launches around it read 1.98-2.81x. Measured before the link's
-// sweep, so that the sweep runs once, as the verdict needs: shared, the link's rates must be
-// the lone pair's (the walk then lets the node's messages take turns on the port).
+// rounds, so that a change of the machine's pace meets both (timed one after the other, one
+// launch over Open MPI's TCP path read 1.40x where those around it read 1.98-2.81x; in the
+// same rounds that path still reads a stray 1.05x now and then: docs/hierarchical.md).
+// Measured before the link's sweep, so that the sweep runs once, as the verdict needs:
+// shared, the link's rates must be the lone pair's (the walk then lets the node's messages
+// take turns on the port).
 double shared_port_ratio(LinkBench& bench, int b, const std::vector<std::size_t>& sizes) {
   const auto [alone, together] = bench.alone_and_together(0, b, std::min<std::size_t>(sizes.back(), std::size_t{4} << 20));
   return alone > 0 ? together / alone : 0;
