@@ -29,6 +29,11 @@ double timed(MPI_Comm comm, const Runnable& f) {
   return slowest;
 }
 
+constexpr std::size_t kMaxChain = 1 << 14;  // round trips or exchanges in one program
+constexpr std::size_t kMaxCalls = 1 << 20;  // reductions or copies in one sample
+
+}  // namespace
+
 // Per probe: two warm-up runs with k = 1 (the first pays first touch, connections and
 // registrations; the second picks k so that a sample lasts about timing.sample_ms), then
 // timing.samples rounds of one sample of every probe (timing.long_samples of a probe whose
@@ -64,11 +69,6 @@ std::vector<double> median_us(MPI_Comm comm, Timing timing, const std::vector<Pr
   }
   return out;
 }
-
-constexpr std::size_t kMaxChain = 1 << 14;  // round trips or exchanges in one program
-constexpr std::size_t kMaxCalls = 1 << 20;  // reductions or copies in one sample
-
-}  // namespace
 
 int samples_for(const Timing& timing, double run_us) {
   const bool long_run = timing.long_samples > 0 && run_us >= timing.sample_ms * 1e3;

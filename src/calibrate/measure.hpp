@@ -139,6 +139,10 @@ class ComputeBench {
   std::vector<float> a_, b_, out_;
 };
 
+// Each probe's median time per unit (per k of prepare(k), over units_per_k), sampled as
+// measure.cpp says: the slowest rank's time, in rounds over the probes; the same on every rank.
+std::vector<double> median_us(MPI_Comm comm, Timing timing, const std::vector<Probe>& probes);
+
 // How many samples to take of a probe whose one run took `run_us` (the slowest rank's, so the
 // same on every rank): timing.samples, or timing.long_samples (at most as many) where that run
 // alone outlasts a sample.

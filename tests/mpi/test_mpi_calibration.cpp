@@ -1,20 +1,24 @@
 // Self-calibration under mpirun (src/calibrate/self_calibration.hpp): an empty cache directory
 // is filled by the first communicator's first Auto call, later communicators read the file,
 // every rank walks the same machine, ARLAB_CALIBRATE's modes, a corrupt file measured again,
-// and all of it interleaved with the user's own MPI calls and several live communicators.
+// and all of it interleaved with the user's own MPI calls and several live communicators; and
+// how the calibration samples a probe (how many runs, which count).
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "arlab/arlab.hpp"
+#include "calibrate/measure.hpp"
 #include "common/mpi_world.hpp"
 
 namespace {
@@ -94,6 +98,33 @@ bool user_loop(arlab::Communicator& comm, int calls) {
     ok = ok && sum == i * p;
   }
   return everywhere(ok);
+}
+
+// The calibration's sampling (calibrate/measure.hpp): a probe whose one run fills a sample
+// runs twice to warm up, the second run counted as its first sample, then until it has
+// long_samples; a short one runs twice with k = 1, then `samples` samples of k runs each.
+TEST(CalibrationSampling, ALongProbesSecondWarmUpIsItsFirstSample) {
+  using namespace std::chrono_literals;
+  int long_runs = 0, short_runs = 0;
+  std::size_t short_k = 0;
+  const arlab::calib::Probe slow{[&](std::size_t k) -> arlab::calib::Runnable {
+                                   return [&, k] {
+                                     ++long_runs;
+                                     std::this_thread::sleep_for(k * 30ms);
+                                   };
+                                 },
+                                 1.0, 1 << 10};
+  const arlab::calib::Probe fast{[&](std::size_t k) -> arlab::calib::Runnable {
+                                   short_k = std::max(short_k, k);
+                                   return [&] { ++short_runs; };
+                                 },
+                                 1.0, 1 << 10};
+  const arlab::calib::Timing timing{20, 5, 3};  // 20 ms samples, 5 of them, 3 of a long probe
+  const auto t = arlab::calib::median_us(MPI_COMM_WORLD, timing, {slow, fast});
+  EXPECT_EQ(long_runs, 4);  // 2 warm-ups, the second a sample, and 2 more samples
+  EXPECT_EQ(short_runs, 2 + 5);
+  EXPECT_GT(short_k, 1u);
+  EXPECT_GE(t[0], 30e3);  // us per run of the long probe
 }
 
 TEST(Calibration, EmptyCacheIsFilledOnceThenRead) {
