@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 
 #include "arlab/arlab.hpp"
@@ -29,13 +30,21 @@ struct FoundMachine {
 // is collective); then the placement (ranks per node, from MPI's shared-memory split), the
 // cache, and if need be the measurement. Problems with the cache are warnings (at
 // LogLevel::Warn) and lead to a new measurement; a measurement that fits an unusable machine
-// is a warning too (the built-in description, nothing cached); its own failures throw.
+// is a warning too and is made once more; a second unusable one leaves the built-in
+// description for this run (nothing cached); the measurement's own failures throw.
 FoundMachine find_machine(MPI_Comm comm, const Options& options);
 
 // The topology file of a calibration, or "" with `problem` saying why it would not load (a
 // non-positive bandwidth, say): the self-calibration then uses the built-in description for
 // this run and caches nothing, rather than failing the caller's first Auto call.
 std::string usable_topology_yaml(const Calibration& c, const std::string& file_name, std::string& problem);
+
+// Collective: `attempt()` on every rank until rank 0's returns a usable topology text (not
+// empty) or `attempts` were made; rank 0's last text ("" where none was usable; other ranks
+// get ""). Rank 0 decides, so every rank measures equally often. A machine too busy while it
+// was measured can give times that do not grow with the size (an unusable fit), which a
+// second measurement usually does not.
+std::string first_usable(MPI_Comm comm, int attempts, const std::function<std::string()>& attempt);
 
 // The settings of the self-calibration: arlab-calibrate --all-pairs without its comparisons
 // (ping-pong, streams), sampled for about 3 s at 2 to 4 ranks.

@@ -19,6 +19,7 @@
 
 #include "arlab/arlab.hpp"
 #include "calibrate/measure.hpp"
+#include "calibrate/self_calibration.hpp"
 #include "common/mpi_world.hpp"
 
 namespace {
@@ -125,6 +126,24 @@ TEST(CalibrationSampling, ALongProbesSecondWarmUpIsItsFirstSample) {
   EXPECT_EQ(short_runs, 2 + 5);
   EXPECT_GT(short_k, 1u);
   EXPECT_GE(t[0], 30e3);  // us per run of the long probe
+}
+
+// An unusable fit (a machine too busy while it was measured) is measured once more; rank 0's
+// verdict decides for every rank, so all measure equally often, whatever the others return.
+TEST(Calibration, AnUnusableFitIsMeasuredOnceMore) {
+  const bool root = world_rank() == 0;
+  int calls = 0;
+  const auto usable_on = [&](int call) {
+    return [&calls, call, root] { return ++calls == call && root ? std::string("yaml") : std::string(root ? "" : "x"); };
+  };
+  EXPECT_EQ(arlab::calib::first_usable(MPI_COMM_WORLD, 2, usable_on(1)), root ? "yaml" : "");
+  EXPECT_EQ(calls, 1);
+  calls = 0;
+  EXPECT_EQ(arlab::calib::first_usable(MPI_COMM_WORLD, 2, usable_on(2)), root ? "yaml" : "");
+  EXPECT_EQ(calls, 2);
+  calls = 0;
+  EXPECT_EQ(arlab::calib::first_usable(MPI_COMM_WORLD, 2, usable_on(3)), "");  // never usable within 2
+  EXPECT_EQ(calls, 2);
 }
 
 TEST(Calibration, EmptyCacheIsFilledOnceThenRead) {
