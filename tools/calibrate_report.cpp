@@ -85,10 +85,6 @@ void print_link(std::FILE* out, const Calibration& c, const LinkCalibration& l) 
   std::fprintf(out, "# an exchange of %s timed as a call (a barrier, then the last rank's entry to the last exit): %.3f us, "
                     "against %.3f us each in a chain\n",
                size_text(static_cast<double>(l.sizes.front())).c_str(), l.call_us, l.chained_run_us);
-  if (l.calls_under_overhead > 0)
-    std::fprintf(out, "# WARNING: the calls of %d sizes took less than that one's cost beyond its message: it stalled (a "
-                      "busy machine), and the fits below are not to be trusted; measure again\n",
-                 l.calls_under_overhead);
   std::fprintf(out, "# least-squares fits (relative error, every size alike), per regime:\n");
   print_fits(out, "ping-pong", l.pingpong);
   print_fits(out, "exchange", l.exchange);

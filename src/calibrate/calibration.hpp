@@ -64,10 +64,6 @@ struct LinkCalibration {
   std::vector<double> chained_exchange_us;  // within a node, for the report: in a chain
   double call_us = 0;               // one exchange of sizes.front() bytes timed as a call,
   double chained_run_us = 0;        // and per exchange in a chain (LinkBench::sweep)
-  // Sizes whose call took no longer than the smallest one's cost beyond its message: never
-  // on a quiet machine (a call carries its message too), often on one busy with other work,
-  // whose stalls inflate the smallest call; such a calibration is measured again.
-  int calls_under_overhead = 0;
   RegimeFit exchange;               // what the file gets: alpha, beta, beta beyond the cache
   RegimeFit pingpong;               // for comparison
   // Inter-node, with several ranks per node: a 4 MiB exchange with every rank paired across at

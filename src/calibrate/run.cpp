@@ -106,10 +106,7 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
     l.chained_run_us = o.comparisons ? l.chained_exchange_us.front()
                                      : bench.sweep(0, b, {l.sizes.front()}, o.all_pairs, false).exchange_us.front();
     const double c = std::max(0.0, l.call_us - l.chained_run_us);
-    for (const double t : calls) {
-      l.calls_under_overhead += t - c <= 0;
-      l.exchange_us.push_back(std::max(t - c, 1e-3));
-    }
+    for (const double t : calls) l.exchange_us.push_back(std::max(t - c, 1e-3));
   } else {
     auto sweep = o.slow_size_ms <= 0 ? measure(sizes) : sweep_within_time(measure, sizes, o.slow_size_ms, l.sizes);
     if (o.slow_size_ms <= 0) l.sizes = sizes;

@@ -64,22 +64,11 @@ void broadcast(MPI_Comm comm, std::string& text) {
 
 std::string usable_topology_yaml(const Calibration& c, const std::string& file_name, std::string& problem) {
   // A rate read from times that did not grow with the size (fit.hpp's `flat`) is no rate:
-  // such a machine would mislead every pick, and once cached it would stay. Nor is a call cost
-  // that some larger calls did not reach: a stall of the smallest call, which would enter the
-  // file as every call's cost (run.cpp's calls_under_overhead).
+  // such a machine would mislead every pick, and once cached it would stay.
   const auto flat = [](const RegimeFit& f) { return f.in_cache.flat || (f.beyond && f.beyond->flat); };
-  for (const auto* l : {&c.intra, &c.inter}) {
+  for (const auto* l : {&c.intra, &c.inter})
     if (*l && flat((*l)->exchange))
       problem = "the " + (*l)->link_class + "-node link's exchange times did not grow with the message size";
-    if (*l && (*l)->calls_under_overhead > 0) {
-      char text[160];
-      std::snprintf(text, sizeof text,
-                    "-node link's calls of %d sizes took less than the smallest one's cost beyond its message "
-                    "(%.1f us): a busy machine's stalls",
-                    (*l)->calls_under_overhead, (*l)->call_us - (*l)->chained_run_us);
-      problem = "the " + (*l)->link_class + text;
-    }
-  }
   if (flat(c.compute.reduce) || flat(c.compute.copy))
     problem = "the reduction's or the copy's times did not grow with the size";
   if (!problem.empty()) return "";
@@ -231,7 +220,8 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
       if (yaml.empty()) {
         say(o, LogLevel::Warn, rank,
             "the calibration over " + key.transport + " gave an unusable machine " + std::to_string(kAttempts) +
-                " times (" + problem + "): Auto uses the built-in description in this run and nothing is cached; the next run measures again");
+                " times (" + problem +
+                "): Auto uses the built-in description in this run and nothing is cached; the next run measures again");
         source = std::string(kBuiltIn) + " (the calibration over " + key.transport + " was unusable)";
       }
       if (dir && !yaml.empty()) {
