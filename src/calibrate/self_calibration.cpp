@@ -83,12 +83,12 @@ std::string usable_topology_yaml(const Calibration& c, const std::string& file_n
   return yaml;
 }
 
-std::string first_usable(MPI_Comm comm, int attempts, const std::function<std::string()>& attempt) {
+std::string first_usable(MPI_Comm comm, int attempts, const std::function<std::string(bool last)>& attempt) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::string text;
   for (int i = 0; i < attempts; ++i) {
-    text = attempt();
+    text = attempt(i + 1 == attempts);
     int done = !text.empty();  // rank 0's verdict, broadcast
     MPI_Bcast(&done, 1, MPI_INT, 0, comm);
     if (done) break;
@@ -196,8 +196,7 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
     // A machine too busy while it was measured can fit an unusable machine: measured once more
     // (the calibration tests met it under ctest -j 4 on 2 cores, four mpirun jobs at once).
     std::string problem;
-    int attempt = 0;
-    yaml = first_usable(comm, kAttempts, [&] {
+    yaml = first_usable(comm, kAttempts, [&](bool last) {
       stages.clear();
       const Calibration c = calibrate(self_calibration_settings(*o.transport, per_node, *o.timeout_s), comm,
                                       "arlab " + std::string(version()) + " self-calibration (a communicator's first "
@@ -207,7 +206,7 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
       problem.clear();
       std::string text = usable_topology_yaml(c, key.file_name(), problem);
       say(o, LogLevel::Info, rank, "the calibration's stages: " + stages);
-      if (text.empty() && ++attempt < kAttempts)
+      if (text.empty() && !last)
         say(o, LogLevel::Warn, rank,
             "the calibration over " + key.transport + " gave an unusable machine (" + problem + "); measuring again");
       return text;

@@ -39,12 +39,12 @@ FoundMachine find_machine(MPI_Comm comm, const Options& options);
 // this run and caches nothing, rather than failing the caller's first Auto call.
 std::string usable_topology_yaml(const Calibration& c, const std::string& file_name, std::string& problem);
 
-// Collective: `attempt()` on every rank until rank 0's returns a usable topology text (not
-// empty) or `attempts` were made; rank 0's last text ("" where none was usable; other ranks
+// Collective: `attempt(last)` on every rank until rank 0's returns a usable topology text (not
+// empty) or `attempts` were made (`last`: this one is the final try); rank 0's last text ("" where none was usable; other ranks
 // get ""). Rank 0 decides, so every rank measures equally often. A machine too busy while it
 // was measured can give times that do not grow with the size (an unusable fit), which a
 // second measurement usually does not.
-std::string first_usable(MPI_Comm comm, int attempts, const std::function<std::string()>& attempt);
+std::string first_usable(MPI_Comm comm, int attempts, const std::function<std::string(bool last)>& attempt);
 
 // The settings of the self-calibration: arlab-calibrate --all-pairs without its comparisons
 // (ping-pong, streams), sampled for about 3 s at 2 to 4 ranks.

@@ -132,18 +132,24 @@ TEST(CalibrationSampling, ALongProbesSecondWarmUpIsItsFirstSample) {
 // verdict decides for every rank, so all measure equally often, whatever the others return.
 TEST(Calibration, AnUnusableFitIsMeasuredOnceMore) {
   const bool root = world_rank() == 0;
-  int calls = 0;
+  int calls = 0, lasts = 0;
   const auto usable_on = [&](int call) {
-    return [&calls, call, root] { return ++calls == call && root ? std::string("yaml") : std::string(root ? "" : "x"); };
+    return [&calls, &lasts, call, root](bool last) {
+      lasts += last;
+      return ++calls == call && root ? std::string("yaml") : std::string(root ? "" : "x");
+    };
   };
   EXPECT_EQ(arlab::calib::first_usable(MPI_COMM_WORLD, 2, usable_on(1)), root ? "yaml" : "");
   EXPECT_EQ(calls, 1);
+  EXPECT_EQ(lasts, 0);
   calls = 0;
   EXPECT_EQ(arlab::calib::first_usable(MPI_COMM_WORLD, 2, usable_on(2)), root ? "yaml" : "");
   EXPECT_EQ(calls, 2);
-  calls = 0;
+  EXPECT_EQ(lasts, 1);  // the second of two is the last try
+  calls = lasts = 0;
   EXPECT_EQ(arlab::calib::first_usable(MPI_COMM_WORLD, 2, usable_on(3)), "");  // never usable within 2
   EXPECT_EQ(calls, 2);
+  EXPECT_EQ(lasts, 1);
 }
 
 TEST(Calibration, EmptyCacheIsFilledOnceThenRead) {
