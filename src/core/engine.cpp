@@ -415,6 +415,14 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_pla
   Plan& plan = plans_[key];
   const Shape sh = shape(count, elem);
   const Machine& m = model_machine();
+  if (count == 0) {  // every algorithm returns at once, sending nothing: no walk
+    for (const auto& info : schedule_algorithm_table())
+      if (info.id != Algorithm::Hierarchical || m.nodes >= 2) plan.candidates.push_back({info.id, 0.0, ""});
+    plan.algorithm = plan.candidates.front().algorithm;
+    plan.reason = "no elements: every algorithm returns at once, sending nothing (machine " + machine_source_ + ")";
+    plan.machine = machine_source_;
+    return plan;
+  }
   std::vector<std::pair<Cost, Algorithm>> costs;
   for (const auto& info : schedule_algorithm_table()) {
     std::string levels;

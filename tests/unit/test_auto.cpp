@@ -83,6 +83,19 @@ TEST(Auto, PlansWalkTheTopology) {
   EXPECT_EQ(engine->plan(std::size_t{1} << 24, DataType::Float32).algorithm, Algorithm::Ring);
 }
 
+TEST(Auto, NoElementsArePredictedToCostNothing) {
+  // A call of 0 elements returns at once on every algorithm: its plan says so, not a latency.
+  Options o = quiet();
+  o.topology = kH100;
+  const auto engine = lone_engine(8, o);
+  const Plan plan = engine->plan(0, DataType::Float32);
+  EXPECT_EQ(plan.predicted_us, 0.0);
+  EXPECT_EQ(plan.candidates.size(), schedule_algorithms().size() - 1);  // one node: no hierarchical
+  for (const auto& c : plan.candidates) EXPECT_EQ(c.predicted_us, 0.0) << to_string(c.algorithm);
+  EXPECT_NE(plan.reason.find("no elements"), std::string::npos) << plan.reason;
+  EXPECT_EQ(engine->model_walks(), 0u);
+}
+
 TEST(Auto, BadTopologyFailsAtConstructionNamingTheFile) {
   Options o = quiet();
   o.topology = "/nonexistent/arlab-topology.yaml";
