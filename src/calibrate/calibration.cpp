@@ -200,7 +200,10 @@ std::string topology_yaml(const Calibration& c) {
        "# fitted to all-reduce results. Each time is the median of " +
        std::to_string(c.samples) + format(" samples of about %g ms", c.sample_ms) +
        (c.long_samples > 0 && c.long_samples < c.samples
-            ? " (" + std::to_string(c.long_samples) + " of a size whose one run is longer).\n"
+            ? " (" + std::to_string(c.long_samples) + " of a size whose one run is longer)"
+            : std::string()) +
+       (c.compute_samples > 0 && c.compute_samples != c.samples
+            ? "; the reducer's and the copy's, of " + std::to_string(c.compute_samples) + ".\n"
             : std::string(".\n")) +
        "# Rerun arlab-calibrate (or ARLAB_CALIBRATE=force) to refresh it; docs/model.md says how it measures.\n";
   o += "name: \"" + c.name + "\"\n";

@@ -31,6 +31,7 @@ struct Settings {
   double sample_ms = 20;                   // target length of one timed sample
   int samples = 5;                         // timed samples per size (the median is kept)
   int long_samples = 0;                    // of a size whose one run outlasts a sample; 0: samples
+  int compute_samples = 0;                 // of the reducer and copy sizes; 0: samples
   double timeout_s = 300;                  // a message that waits longer fails
   // Between nodes, stop the sweep before a size whose exchange would take longer than this
   // (sweep_within_time); 0: every size (arlab-calibrate). The self-calibration's budget.
@@ -104,6 +105,7 @@ struct Calibration {
   int ranks = 2, nodes = 1, ranks_per_node = 2;
   int samples = 5;
   int long_samples = 0;  // of a size whose one run outlasts a sample; 0: samples
+  int compute_samples = 0;  // of the reducer and copy sizes; 0: samples
   double sample_ms = 20;
   double cache_bytes = 0;    // the split between the regimes; 0: one regime
   std::string cache_source;  // where cache_bytes comes from

@@ -278,6 +278,7 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
   c.samples = o.samples;
   c.sample_ms = o.sample_ms;
   c.long_samples = o.long_samples;
+  c.compute_samples = o.compute_samples;
   if (o.cache_bytes) {
     c.cache_bytes = static_cast<double>(*o.cache_bytes);
     c.cache_source = c.cache_bytes > 0 ? size_text(c.cache_bytes) + ", from --cache-bytes" : "--cache-bytes 0";
@@ -313,7 +314,9 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
     }
   }  // the transport's shutdown is collective: every rank is here
   {
-    ComputeBench bench(control, timing, o.max_bytes);
+    Timing compute_timing = timing;
+    if (o.compute_samples > 0) compute_timing.samples = o.compute_samples;
+    ComputeBench bench(control, compute_timing, o.max_bytes);
     c.compute = measure_compute(bench, o, size, per_node, c.cache_bytes);
     if (!o.cache_bytes && c.cache_bytes > 0 && c.compute.reduce.beyond) find_cache_edge(bench, c, o.max_bytes);
   }

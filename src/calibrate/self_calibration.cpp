@@ -110,6 +110,11 @@ Settings self_calibration_settings(TransportKind transport, int ranks_per_node, 
   // 20 ms; on 2 local ranks 1.5-1.6 s, against 2.5-2.8 s (docs/model.md).
   s.sample_ms = 12;
   s.long_samples = 3;
+  // The reducer and the copy, 3 samples a size: their fits spread no wider than with 5 (six
+  // 2-rank calibrations each way, 2026-12-07: in-cache sum 29.5-37.1 GB/s against 30.2-37.4,
+  // beyond-cache alike within each of the VM's two memory phases), and the stage takes 0.8 s
+  // against 1.2 s on 2 ranks.
+  s.compute_samples = 3;
   s.slow_size_ms = 250;
   s.name = host_name();
   s.timeout_s = timeout_s;

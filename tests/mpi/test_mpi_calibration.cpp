@@ -165,6 +165,9 @@ TEST(Calibration, EmptyCacheIsFilledOnceThenRead) {
   ASSERT_EQ(files.size(), 1u);
   EXPECT_NE(measured.machine.find(files.front().string()), std::string::npos);
   const std::string text = slurp(files.front());
+  // The quick sampling, recorded: 5 samples of the links' sizes, 3 of the reducer's.
+  EXPECT_NE(text.find("median of 5 samples of about 12 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("the reducer's and the copy's, of 3."), std::string::npos) << text;
 
   // Another communicator, alive beside the first: the file, not a new measurement.
   arlab::Communicator second(MPI_COMM_WORLD, options(dir));
