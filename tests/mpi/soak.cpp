@@ -487,11 +487,19 @@ bool run_call(const CallSpec& s, long index, std::vector<Comm>& comms, Buffers& 
   return collect(call, comms, c, totals);
 }
 
+// The user's own MPI between arlab calls. Each waits for the others asleep first, as the
+// reference does: ranks spinning here on a rank stalled in the kernel kept it stalled for the
+// whole of arlab's 30 s timeout in one `.ci/run` (soak.sm.np4, 2026-12-07; docs/ddp.md).
 void interleave(const CallSpec& s, int rank) {
   switch (s.interleave) {
-    case 1: mark(Phase::Barrier); MPI_Barrier(MPI_COMM_WORLD); break;
+    case 1:
+      mark(Phase::Barrier);
+      barrier_asleep();
+      MPI_Barrier(MPI_COMM_WORLD);
+      break;
     case 2: {
       mark(Phase::WorldAllreduce);
+      barrier_asleep();
       long mine = rank + 1, all = 0;
       MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
       break;
