@@ -93,14 +93,17 @@ std::vector<std::uint32_t> append(Schedule& out, const Schedule& sub, const std:
   return sinks.empty() ? entry : sinks;
 }
 
-// A shape for `ranks` ranks of which this one is `rank`, on `count` elements.
-Shape sub_shape(const Shape& s, int rank, int ranks, std::size_t count) {
+// A shape for `ranks` ranks of which this one is `rank`, on `count` elements: all on one node
+// (a level inside the nodes), or with `across`, each on a node of its own (the level among
+// them: its messages go in pieces, Shape::pieces_to).
+Shape sub_shape(const Shape& s, int rank, int ranks, std::size_t count, bool across = false) {
   Shape t;
   t.rank = rank;
   t.nranks = ranks;
   t.count = count;
   t.elem_size = s.elem_size;
   t.chunk_bytes = s.chunk_bytes;
+  t.ranks_per_node = across ? 1 : 0;
   return t;
 }
 
@@ -150,7 +153,7 @@ Schedule build_hierarchical(const Shape& s) {
     const std::size_t owned = static_cast<std::size_t>((nodes.local + 1) % k);
     auto entry = append(out, build_ring_phases(sub_shape(s, nodes.local, k, s.count), RingPhases::ReduceScatter), mine,
                         0, 0, {});
-    entry = append(out, flat(s, sub_shape(s, nodes.node, n, blocks.size(owned))), nodes.column(nodes.local),
+    entry = append(out, flat(s, sub_shape(s, nodes.node, n, blocks.size(owned), true)), nodes.column(nodes.local),
                    blocks.offset(owned), 0, entry);
     append(out, build_ring_phases(sub_shape(s, nodes.local, k, s.count), RingPhases::Allgather), mine, 0, 0, entry);
     return out;
@@ -160,7 +163,7 @@ Schedule build_hierarchical(const Shape& s) {
   if (nodes.local == 0) {
     std::vector<int> leaders;
     for (const auto& m : nodes.members) leaders.push_back(m.front());
-    entry = append(out, flat(s, sub_shape(s, nodes.node, n, s.count)), leaders, 0, 0, entry);
+    entry = append(out, flat(s, sub_shape(s, nodes.node, n, s.count, true)), leaders, 0, 0, entry);
   }
   append(out, binomial(sub_shape(s, nodes.local, k, s.count), false), mine, 0, 0, entry);
   return out;

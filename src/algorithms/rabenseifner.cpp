@@ -37,10 +37,20 @@ Schedule build_rabenseifner(const Shape& s) {
       const bool low = (me & mask) == 0;
       const int keep_lo = low ? lo : mid, keep_hi = low ? mid : hi;
       const int give_lo = low ? mid : lo, give_hi = low ? hi : mid;
-      sends.push_back(b.send(peer, span(give_lo, give_hi, Buffer::Output), done));
-      const Region staging = span(keep_lo, keep_hi, Buffer::Scratch);
-      const auto got = b.recv(peer, staging, done);
-      done = {b.reduce(span(keep_lo, keep_hi, Buffer::Output), staging, {got})};
+      // Across nodes each half goes in pieces (Shape::pieces_to); the peer cuts the half it
+      // keeps, which is the one this rank gives, the same way.
+      const Region give = span(give_lo, give_hi, Buffer::Output), staging = span(keep_lo, keep_hi, Buffer::Scratch);
+      const Region keep = span(keep_lo, keep_hi, Buffer::Output);
+      const std::size_t give_parts = s.pieces_to(peer, give.count);
+      const std::size_t keep_parts = s.pieces_to(peer, keep.count);
+      ScheduleBuilder::Deps reduced;
+      for (std::size_t j = 0; j < std::max(give_parts, keep_parts); ++j) {
+        if (j < give_parts) sends.push_back(b.send(peer, piece(give, give_parts, j), done));
+        if (j >= keep_parts) continue;
+        const auto got = b.recv(peer, piece(staging, keep_parts, j), done);
+        reduced.push_back(b.reduce(piece(keep, keep_parts, j), piece(staging, keep_parts, j), {got}));
+      }
+      done = std::move(reduced);
       lo = keep_lo;
       hi = keep_hi;
     }
@@ -50,10 +60,15 @@ Schedule build_rabenseifner(const Shape& s) {
       const int peer = f.real(me ^ mask), width = hi - lo;
       const bool low = (me & mask) == 0;
       const int other_lo = low ? hi : lo - width, other_hi = low ? hi + width : lo;
-      const auto sent = b.send(peer, span(lo, hi, Buffer::Output), done);
+      const Region mine = span(lo, hi, Buffer::Output), theirs = span(other_lo, other_hi, Buffer::Output);
+      const std::size_t send_parts = s.pieces_to(peer, mine.count), recv_parts = s.pieces_to(peer, theirs.count);
       free.insert(free.end(), done.begin(), done.end());
-      const auto got = b.recv(peer, span(other_lo, other_hi, Buffer::Output), free);
-      done = {sent, got};
+      ScheduleBuilder::Deps moved;
+      for (std::size_t j = 0; j < std::max(send_parts, recv_parts); ++j) {
+        if (j < send_parts) moved.push_back(b.send(peer, piece(mine, send_parts, j), done));
+        if (j < recv_parts) moved.push_back(b.recv(peer, piece(theirs, recv_parts, j), free));
+      }
+      done = std::move(moved);
       lo = std::min(lo, other_lo);
       hi = std::max(hi, other_hi);
     }

@@ -25,11 +25,17 @@ Schedule build_recursive_doubling(const Shape& s) {
     const Region all = out_region(0, s.count), staging = tmp_region(0, s.count);
     for (int mask = 1; mask < f.pof2; mask <<= 1) {
       const int peer = f.real(f.newrank ^ mask);
-      const auto sent = b.send(peer, all, done);
-      // The staging buffer is free again once the previous reduction has consumed it.
-      const auto got = b.recv(peer, staging, done);
-      // Reduce in place only after the send of the same data has completed.
-      done = {b.reduce(all, staging, {got, sent})};
+      const std::size_t parts = s.pieces_to(peer, s.count);  // across nodes: pieces
+      ScheduleBuilder::Deps reduced;
+      for (std::size_t j = 0; j < parts; ++j) {
+        const Region mine = piece(all, parts, j), theirs = piece(staging, parts, j);
+        const auto sent = b.send(peer, mine, done);
+        // The staging buffer is free again once the previous reduction has consumed it.
+        const auto got = b.recv(peer, theirs, done);
+        // Reduce in place only after the send of the same data has completed.
+        reduced.push_back(b.reduce(mine, theirs, {got, sent}));
+      }
+      done = std::move(reduced);
     }
   }
   fold_out(b, s, f, done);

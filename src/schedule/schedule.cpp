@@ -11,6 +11,17 @@ std::size_t Shape::chunk_elems() const {
   return std::max<std::size_t>(chunk_bytes / elem_size, 1);
 }
 
+bool Shape::across_nodes(int a, int b) const {
+  if (!rank_to_node.empty())
+    return rank_to_node[static_cast<std::size_t>(a)] != rank_to_node[static_cast<std::size_t>(b)];
+  return ranks_per_node > 0 && a / ranks_per_node != b / ranks_per_node;
+}
+
+std::size_t Shape::pieces_to(int peer, std::size_t elems) const {
+  if (!across_nodes(rank, peer) || chunk_bytes == 0) return 1;
+  return std::max<std::size_t>(1, (elems + chunk_elems() - 1) / chunk_elems());
+}
+
 std::size_t Shape::segments() const {
   if (segment_bytes == 0 || nranks < 2) return 1;
   // Never smaller than a chunk per rank: a segment cut finer would only add steps and latency.

@@ -42,6 +42,52 @@ TEST_P(ValidatorTest, SmallChunksManyOrders) {
   }
 }
 
+TEST_P(ValidatorTest, AcrossNodesInPiecesManyOrders) {
+  // Nodes of 1-3 ranks (the last one short where they do not divide p): the messages across
+  // nodes go in chunk-sized pieces (Shape::pieces_to), those within a node whole, all exact.
+  const AlgorithmInfo& algo = *find_schedule_algorithm(GetParam());
+  for (int per_node : {1, 2, 3})
+    for (int p : {2, 3, 4, 5, 6, 7, 8}) {
+      const std::size_t pp = static_cast<std::size_t>(p);
+      for (std::size_t count : {std::size_t{0}, std::size_t{1}, pp - 1, pp + 1, std::size_t{517}}) {
+        Shape shape;
+        shape.nranks = p;
+        shape.count = count;
+        shape.elem_size = 8;
+        shape.chunk_bytes = 64;  // 8 elements a piece
+        shape.ranks_per_node = per_node;
+        ASSERT_EQ(validate_algorithm(algo, shape, 8), "") << per_node << " per node, p " << p << ", count " << count;
+      }
+    }
+}
+
+TEST(Pieces, OnlyMessagesAcrossNodesAreCut) {
+  // 4 ranks, 2 per node: rank 0's partner within the node is 1, across it 2. The largest
+  // message to each, in elements, and how many went there.
+  for (Algorithm a : {Algorithm::RecursiveDoubling, Algorithm::Rabenseifner}) {
+    Shape shape;
+    shape.nranks = 4;
+    shape.count = 1000;
+    shape.elem_size = 8;
+    shape.chunk_bytes = 64;  // 8 elements a piece
+    shape.ranks_per_node = 2;
+    const Schedule sched = find_schedule_algorithm(a)->build(shape);
+    std::size_t largest[4] = {}, sends[4] = {};
+    for (const Step& step : sched.steps)
+      if (step.kind == StepKind::Send) {
+        largest[step.peer] = std::max(largest[step.peer], step.src.count);
+        ++sends[step.peer];
+      }
+    EXPECT_EQ(largest[2], 8u) << to_string(a);  // across: pieces
+    EXPECT_GT(sends[2], 60u) << to_string(a);
+    EXPECT_GE(largest[1], 250u) << to_string(a);  // within: whole
+    EXPECT_LE(sends[1], 2u) << to_string(a);
+    shape.ranks_per_node = 0;  // one node: nothing cut
+    for (const Step& step : find_schedule_algorithm(a)->build(shape).steps)
+      if (step.kind == StepKind::Send && step.peer == 2) EXPECT_GE(step.src.count, 250u) << to_string(a);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Algorithms, ValidatorTest,
                          ::testing::Values(Algorithm::Ring, Algorithm::Tree,
                                            Algorithm::RecursiveDoubling, Algorithm::Rabenseifner),
