@@ -13,6 +13,10 @@
 //   doubling, distance 1  r0:[0 1] r1:[0 1] r2:[2 3] r3:[2 3]
 //   doubling, distance 2  everyone: [0 1 2 3]
 //
+// Across nodes each half goes in chunk-sized pieces, each piece's send posted beside its
+// receive (Shape::pieces_to; all sends first, then the receives, took 1.6x as long over
+// Open MPI's TCP path).
+//
 // Cost: 2 log p alpha + 2n(p-1)/p beta + n(p-1)/p gamma (+ fold: 2 alpha + 2n beta + n gamma).
 #include "algorithms/fold.hpp"
 #include "algorithms/registry.hpp"

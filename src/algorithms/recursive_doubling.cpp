@@ -10,6 +10,10 @@
 //   step 0   r0 <-> r1    r2 <-> r3      r0,r1: {0,1}    r2,r3: {2,3}
 //   step 1   r0 <-> r2    r1 <-> r3      everyone: {0,1,2,3}
 //
+// Across nodes each exchange goes in chunk-sized pieces, each piece's send posted beside its
+// receive and reduced on arrival (Shape::pieces_to): whole, two ranks' messages through one
+// node's port moved at about 2/3 of its rate over TCP.
+//
 // Cost: log p alpha + n log p beta + n log p gamma (+ fold: 2 alpha + 2n beta + n gamma).
 #include "algorithms/fold.hpp"
 #include "algorithms/registry.hpp"
