@@ -43,12 +43,7 @@ struct Nodes {
 
   explicit Nodes(const Shape& s) {
     std::map<int, std::vector<int>> by_node;
-    for (int r = 0; r < s.nranks; ++r) {
-      const int n = !s.rank_to_node.empty() ? s.rank_to_node[static_cast<std::size_t>(r)]
-                    : s.ranks_per_node > 0 ? r / s.ranks_per_node
-                                           : 0;
-      by_node[n].push_back(r);
-    }
+    for (int r = 0; r < s.nranks; ++r) by_node[s.node_of(r)].push_back(r);
     for (auto& [id, ranks] : by_node) {
       for (std::size_t i = 0; i < ranks.size(); ++i)
         if (ranks[i] == s.rank) node = static_cast<int>(members.size()), local = static_cast<int>(i);

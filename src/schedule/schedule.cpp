@@ -11,10 +11,9 @@ std::size_t Shape::chunk_elems() const {
   return std::max<std::size_t>(chunk_bytes / elem_size, 1);
 }
 
-bool Shape::across_nodes(int a, int b) const {
-  if (!rank_to_node.empty())
-    return rank_to_node[static_cast<std::size_t>(a)] != rank_to_node[static_cast<std::size_t>(b)];
-  return ranks_per_node > 0 && a / ranks_per_node != b / ranks_per_node;
+int Shape::node_of(int r) const {
+  if (!rank_to_node.empty()) return rank_to_node[static_cast<std::size_t>(r)];
+  return ranks_per_node > 0 ? r / ranks_per_node : 0;
 }
 
 std::size_t Shape::pieces_to(int peer, std::size_t elems) const {

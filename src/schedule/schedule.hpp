@@ -64,13 +64,14 @@ struct Shape {
 
   // Elements per pipelined chunk (at least 1; the whole count when pipelining is off).
   std::size_t chunk_elems() const;
-  // Whether ranks a and b are on different nodes (rank_to_node, else blocks of ranks_per_node).
-  bool across_nodes(int a, int b) const;
+  // Rank r's node: rank_to_node, else blocks of ranks_per_node, else 0 (one node).
+  int node_of(int r) const;
+  bool across_nodes(int a, int b) const { return node_of(a) != node_of(b); }
   // How many messages an exchange of `elems` with `peer` is cut into: one within a node; across
   // nodes, chunk-sized pieces, all posted at once. Through a network port two whole messages
   // at once move at about 2/3 of its rate over Open MPI's and UCX's TCP paths, pieces at nearly
   // all of it (docs/hierarchical.md: recursive doubling at 4 MiB on the emulated 2 x 2
-  // cluster took 124-138 ms whole and 75-76 ms in pieces, 72 predicted).
+  // cluster took 124-138 ms whole and 74-81 ms in pieces, 72 predicted).
   std::size_t pieces_to(int peer, std::size_t elems) const;
   // How many segments the call runs in: 1 unless it holds at least kMinSegments segments
   // (and has two ranks), else its bytes / segment size rounded up (at most one per element).
