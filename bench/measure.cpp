@@ -121,14 +121,16 @@ double median_round(std::vector<double> times) {
 }
 
 Section combine_rounds(const std::vector<Section>& rounds, std::size_t bytes, int nranks) {
-  std::vector<double> times;
+  std::vector<double> times, states;
   Section s = rounds.back();
   for (const Section& r : rounds) {
     times.push_back(r.time_us);
+    states.push_back(r.state_probe_us);
     s.min_us = std::min(s.min_us, r.min_us);
     s.max_us = std::max(s.max_us, r.max_us);
   }
   s.time_us = median_round(std::move(times));
+  s.state_probe_us = median_round(std::move(states));
   s.algbw_GBps = algbw_GBps(bytes, s.time_us);
   s.busbw_GBps = busbw_GBps(s.algbw_GBps, nranks);
   return s;

@@ -66,7 +66,10 @@ std::vector<std::pair<std::string, std::string>> record(const Line& l, const Sec
           {"busbw_GBps", number(s.busbw_GBps)},
           {"wrong", s.wrong ? std::to_string(*s.wrong) : std::string("null")},
           {"predicted_us", opt(predicted(l, in_place))},
-          {"err_pct", opt(err_pct(l, s, in_place))}};
+          {"err_pct", opt(err_pct(l, s, in_place))},
+          {"state_probe_us", s.state_probe_us > 0 ? number(s.state_probe_us) : std::string("null")},
+          {"calibrated_state_probe_us",
+           l.calibrated_state_probe_us > 0 ? number(l.calibrated_state_probe_us) : std::string("null")}};
 }
 
 template <class F>

@@ -21,6 +21,9 @@ struct Section {
   double algbw_GBps = 0;  // size / time_us, GB = 1e9 bytes
   double busbw_GBps = 0;  // algbw * 2(p-1)/p
   std::optional<std::uint64_t> wrong;  // wrong elements; absent when not checked (-c 0)
+  // The machine's state just before these calls (calibrate/state_probe.hpp; with --rounds, the
+  // median round's); 0: not probed.
+  double state_probe_us = 0;
 };
 
 struct Line {
@@ -36,6 +39,7 @@ struct Line {
   std::optional<double> predicted_us;     // the cost model's time out of place, when it has one
   std::optional<double> predicted_in_place_us;  // and in place
   std::optional<Algorithm> model_pick;    // the model's fastest algorithm at this size (out of place)
+  double calibrated_state_probe_us = 0;   // the state its model was calibrated in; 0: unknown
   std::optional<Section> out_of_place, in_place;
 
   // The section that stands for the line (winners, err% in summaries): out of place if run.

@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "calibrate/state_probe.hpp"
+
 namespace arlab::bench {
 namespace {
 
@@ -21,6 +23,38 @@ void push_unique(std::vector<T>& v, const T& x) {
 }
 
 }  // namespace
+
+std::string state_note(const std::vector<Line>& lines) {
+  double lo = 0, hi = 0, ref_lo = 0, ref_hi = 0;
+  int probed = 0, compared = 0, other = 0;
+  for (const Line& l : lines)
+    for (const std::optional<Section>* sec : {&l.out_of_place, &l.in_place}) {
+      if (!*sec || (*sec)->state_probe_us <= 0) continue;
+      const double t = (*sec)->state_probe_us, ref = l.calibrated_state_probe_us;
+      lo = probed ? std::min(lo, t) : t;
+      hi = probed ? std::max(hi, t) : t;
+      ++probed;
+      if (ref <= 0) continue;
+      ref_lo = compared ? std::min(ref_lo, ref) : ref;
+      ref_hi = compared ? std::max(ref_hi, ref) : ref;
+      ++compared;
+      other += calib::other_state(t, ref) ? 1 : 0;
+    }
+  if (probed == 0) return "";
+  char text[512];
+  const int n = std::snprintf(text, sizeof text,
+                              "Machine state (ranks 0 and 1 exchanging 8 B through MPI; docs/model.md, \"The machine's "
+                              "state\"): %.3g-%.3g us before the sections",
+                              lo, hi);
+  std::string note(text, static_cast<std::size_t>(std::max(n, 0)));
+  if (compared == 0) return note + "; the model's machine holds no calibrated state to compare with";
+  if (ref_lo == ref_hi) std::snprintf(text, sizeof text, ", %.3g us when the model was calibrated", ref_lo);
+  else std::snprintf(text, sizeof text, ", %.3g-%.3g us when the models were calibrated", ref_lo, ref_hi);
+  note += text;
+  std::snprintf(text, sizeof text, "; %d of %d sections ran in another state (over 1.6x apart)%s", other, compared,
+                other ? ": their err% compares two machines" : "");
+  return note + text;
+}
 
 Summary summarize(const std::vector<Line>& lines) {
   Summary s;
@@ -121,6 +155,7 @@ void print_footer(std::FILE* out, const Summary& s, const std::vector<Line>& lin
     std::fprintf(out, "#%11s  %-*s %9.2f %11.2f  %s\n", format_bytes(w.size).c_str(), name_width, name.c_str(),
                  w.main()->time_us, w.main()->busbw_GBps, model.c_str());
   }
+  if (const std::string state = state_note(lines); !state.empty()) std::fprintf(out, "#\n# %s\n", state.c_str());
   std::fflush(out);
 }
 

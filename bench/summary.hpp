@@ -26,8 +26,14 @@ struct Summary {
 
 Summary summarize(const std::vector<Line>&);
 
-// "# Out of bounds values", the averages and the fastest per size; `checked` says whether
-// -c 1 counted wrong values at all.
+// The machine's state over the sweep (calibrate/state_probe.hpp): the probes taken before the
+// sections, against the state each line's model was calibrated in, and how many sections ran
+// in another state (their err% compares two machines); "" when nothing was probed. One line,
+// without the leading "# ".
+std::string state_note(const std::vector<Line>&);
+
+// "# Out of bounds values", the averages, the fastest per size and the state note; `checked`
+// says whether -c 1 counted wrong values at all.
 void print_footer(std::FILE*, const Summary&, const std::vector<Line>&, bool checked);
 
 }  // namespace arlab::bench

@@ -7,6 +7,7 @@
 #include <exception>
 #include <map>
 
+#include "calibrate/state_probe.hpp"
 #include "calibrate_here.hpp"
 #include "measure.hpp"
 #include "plot_runner.hpp"
@@ -368,6 +369,7 @@ void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Ch
         const Call call{p.algorithm, count, dtype, op, in_place};
         Loop loop{o_.iters, o_.warmup, checked, o_.fresh_input, info_.hosts == 1};
         if (!o_.iters_given) loop.fill_ms = kFillMs;
+        const double state = calib::state_probe_us(world_);  // the bench's world carries no messages
         const Outcome r = measure(world_, *p.ch->comm, checker, call, loop, buffers_);
         progress_.end();
         if (r.failure) {
@@ -380,6 +382,7 @@ void Bench::measure_size(DataType dtype, ReduceOp op, std::size_t size, const Ch
           p.wrong_notes.push_back(std::string("  first wrong value ") + (in_place ? "in place " : "out of place ") +
                                   r.first_wrong);
         p.rounds[k].push_back(*r.section);
+        p.rounds[k].back().state_probe_us = state;
       }
     }
   }
@@ -409,6 +412,7 @@ void Bench::print_pending(const Pending& p, DataType dtype, ReduceOp op, std::si
     if (it != plans.end()) {
       const Plan& plan = it->second;
       if (!in_place) line.model_pick = plan.algorithm;
+      line.calibrated_state_probe_us = plan.machine_state_probe_us;
       if (a == Algorithm::Auto) {
         pick = p.ch->forced.value_or(plan.algorithm);
         pred = predicted_for(plan, *pick);

@@ -17,6 +17,11 @@ runs'. Printed per transport:
     place, and the same for the line of the algorithm auto picked (auto runs the pick's code,
     so the two differ only by noise); with several runs, the median over runs.
 
+  * where the run probed the machine's state (state_probe_us and calibrated_state_probe_us in
+    its records; docs/model.md, "The machine's state"): how many lines ran in a state other than
+    the one their model was calibrated in (over 1.6x apart), and the median |err%| over the
+    lines that ran in the calibration's state.
+
 --markdown prints the tables as Markdown (for docs/model.md).
 --model MODEL.json: take every prediction and Auto's pick from `arlab-model --json` (same
 ranks and sizes) instead of the runs' own; auto's line is then judged by the measured line of
@@ -39,8 +44,18 @@ def size_text(n):
     return f"{n} B"
 
 
+def other_state(r):
+    """Whether a record ran in a state of the machine other than its model's calibration's
+    (calibrate/state_probe.cpp: more than 1.6x apart); None when either is unknown."""
+    probe, ref = r.get("state_probe_us"), r.get("calibrated_state_probe_us")
+    if not probe or not ref:
+        return None
+    return not (1 / 1.6 <= probe / ref <= 1.6)
+
+
 def load_run(path, model):
-    """{(transport, size, algorithm, inplace): (time, predicted or None, pick)} of one run."""
+    """{(transport, size, algorithm, inplace): [time, predicted or None, pick, other state]} of one
+    run (other state: other_state(record))."""
     with open(path) as f:
         doc = json.load(f)
     lines = {}
@@ -48,7 +63,7 @@ def load_run(path, model):
         if r.get("time_us") is None or r.get("transport") == "native":
             continue  # MPI's own all-reduce: no prediction, not a choice Auto has
         key = (r["transport"], r["size"], r["algorithm"], r["inplace"])
-        lines[key] = [r["time_us"], r.get("predicted_us"), r["pick"]]
+        lines[key] = [r["time_us"], r.get("predicted_us"), r["pick"], other_state(r)]
     if model is not None:
         mpred = {(r["bytes"], r["algorithm"]): r["predicted_us"] for r in model}
         mpick = {r["bytes"]: r["algorithm"] for r in model if r["pick"]}
@@ -110,10 +125,13 @@ def main(args):
     h = "## " if markdown else "# "
 
     errs = defaultdict(list)  # line -> its err% in every run
+    by_state = defaultdict(lambda: ([], []))  # transport -> (|err%| in the calibration's state, in another)
     for _, lines in runs:
-        for k, (t, p, _) in lines.items():
+        for k, (t, p, _, other) in lines.items():
             if p is not None and k[2] in NAMED:
                 errs[k].append(100.0 * (t - p) / t)
+                if other is not None:
+                    by_state[k[0]][other].append(abs(100.0 * (t - p) / t))
     err = {k: statistics.median(v) for k, v in errs.items()}
     transports = sorted({k[0] for k in err}, key=lambda t: (meta.get("transports", []) + [t]).index(t))
     sizes = sorted({k[1] for k in err})
@@ -173,7 +191,15 @@ def main(args):
         print(f"{'' if markdown else '# '}{tr}: median |err%| {med:.1f}; auto's worst regret {r:.2f}x{at}"
               + ("  " if markdown else ""))
     print(f"{'' if markdown else '# '}all transports: median |err%| {statistics.median(overall):.1f} over "
-          f"{len(overall)} lines")
+          f"{len(overall)} lines" + ("  " if markdown and by_state else ""))
+    for tr in transports:
+        same, other = by_state.get(tr, ([], []))
+        if not same and not other:
+            continue
+        med = f"; median |err%| over those in the calibration's state {statistics.median(same):.1f}" if same else ""
+        med += f", over the others {statistics.median(other):.1f}" if other else ""
+        print(f"{'' if markdown else '# '}{tr}: {len(other)} of {len(same) + len(other)} lines ran in another state "
+              f"of the machine than their model's calibration (over 1.6x apart){med}" + ("  " if markdown else ""))
 
 
 if __name__ == "__main__":

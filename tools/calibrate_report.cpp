@@ -143,6 +143,11 @@ void print_summary(std::FILE* out, const Calibration& c) {
       beyond((*l)->exchange);
     }
   std::fprintf(out, "#   call overhead %.4g us (one run's cost beyond its messages)\n", c.call_overhead_us());
+  if (!c.state_probes_us.empty()) {
+    std::fprintf(out, "#   machine state %.4g us (8 B MPI exchange of ranks 0 and 1; probes %s us)%s\n",
+                 c.state_probe_us(), c.state_probes_text().c_str(),
+                 c.straddles_states() ? ": the machine changed state while measured; calibrate again" : "");
+  }
   const ComputeCalibration& k = c.compute;
   std::fprintf(out, "#   reduce gamma %.4g us/B = %.4g GB/s  (R^2 %.4f, rms err %.1f%%, max %.1f%%)\n", k.reduce.in_cache.slope,
                GBps(k.reduce.in_cache.slope), k.reduce.in_cache.r2, 100 * k.reduce.in_cache.rms_rel,

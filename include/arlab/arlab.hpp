@@ -116,6 +116,10 @@ struct Plan {
   // The machine description the model walked, and where it came from: a topology file, this
   // machine's cached calibration (its file), a calibration made now, or the built-in one.
   std::string machine;
+  // The machine's state when that description was calibrated: ranks 0 and 1 exchanging 8 B
+  // through plain MPI, us per exchange (docs/model.md, "The machine's state"); 0: unknown (a
+  // file without it, the built-in description).
+  double machine_state_probe_us = 0;
 };
 
 namespace detail {

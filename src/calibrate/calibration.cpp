@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "calibrate/calibration.hpp"
+#include "calibrate/state_probe.hpp"
 
 namespace arlab::calib {
 namespace {
@@ -189,6 +190,24 @@ double Calibration::call_overhead_us() const {
   return std::max(0.0, l->call_us - l->chained_run_us);
 }
 
+double Calibration::state_probe_us() const {
+  if (state_probes_us.empty()) return 0;
+  std::vector<double> v = state_probes_us;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+bool Calibration::straddles_states() const {
+  const auto [lo, hi] = std::minmax_element(state_probes_us.begin(), state_probes_us.end());
+  return lo != state_probes_us.end() && other_state(*hi, *lo);
+}
+
+std::string Calibration::state_probes_text() const {
+  std::string each;
+  for (const double t : state_probes_us) each += (each.empty() ? "" : ", ") + format("%.3g", t);
+  return each;
+}
+
 std::string topology_yaml(const Calibration& c) {
   std::string o;
   o += "# Calibrated on host '" + comment_safe(c.host) + "' at " + c.when + " by:\n";
@@ -224,6 +243,14 @@ std::string topology_yaml(const Calibration& c) {
                 "# to the last rank's exit) took %.3g us, against %.3g us each in a chain of exchanges.\n",
                 size_text(static_cast<double>(l->sizes.front())).c_str(), l->call_us, l->chained_run_us);
     o += format("call_overhead_us: %.4g\n", c.call_overhead_us());
+  }
+  if (const double probe = c.state_probe_us(); probe > 0) {
+    o += "# The machine's state while measured: ranks 0 and 1 exchanging 8 B through plain MPI, per exchange\n"
+         "# (before the links, after them, after the compute: " + c.state_probes_text() + " us" +
+         (c.straddles_states() ? "; the machine changed state during the calibration" : "") +
+         "); arlab-bench\n"
+         "# probes the same before each line and compares (docs/model.md, \"The machine's state\").\n";
+    o += format("state_probe_us: %.4g\n", probe);
   }
   o += "links:\n";
   if (c.intra) o += link_block(*c.intra);

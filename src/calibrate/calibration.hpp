@@ -112,6 +112,16 @@ struct Calibration {
   bool cache_edge_measured = false;  // cache_bytes found by measurement (run.cpp), not sysfs
   std::optional<LinkCalibration> intra, inter;
   ComputeCalibration compute;
+  // The machine's state (state_probe.hpp) before the links, after them and after the compute;
+  // empty when not probed. The file gets their median (state_probe_us).
+  std::vector<double> state_probes_us;
+
+  // The median of state_probes_us; 0 when not probed.
+  double state_probe_us() const;
+  // Whether the probes read the machine in two states: the calibration straddled a change.
+  bool straddles_states() const;
+  // The probes as text: "0.17, 0.16, 0.2".
+  std::string state_probes_text() const;
 
   // Whether any fit has a beyond-cache regime (then the file gets cache_bytes).
   bool two_regimes() const;

@@ -39,9 +39,10 @@ std::string version_field(const std::string& key) { return key.substr(0, key.fin
 }  // namespace
 
 // What a calibration measures, by number: raised when that changes (2: the write-back
-// probe; 3: exchanges within a node timed as calls, the later write-back), so that the files
+// probe; 3: exchanges within a node timed as calls, the later write-back; 4: the
+// machine's state probed, state_probe.hpp), so that the files
 // of earlier kinds count as another version and are measured again.
-constexpr int kCalibrationKind = 3;
+constexpr int kCalibrationKind = 4;
 
 CacheKey CacheKey::here(const std::string& transport, int ranks_per_node, int nodes) {
   CacheKey k;

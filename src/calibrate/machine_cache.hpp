@@ -26,7 +26,7 @@
 namespace arlab::calib {
 
 struct CacheKey {
-  std::string version;     // arlab's, and the kind of calibration ("0.1.0 calibration 3")
+  std::string version;     // arlab's, and the kind of calibration ("0.1.0 calibration 4")
   std::string host;        // gethostname
   std::string machine_id;  // /etc/machine-id ("" when absent)
   std::string cpu;         // "AMD EPYC 9B14, 2 cores"
@@ -36,7 +36,7 @@ struct CacheKey {
 
   // This machine, this process: version, host, machine id and CPU filled in.
   static CacheKey here(const std::string& transport, int ranks_per_node, int nodes);
-  // "arlab 0.1.0 calibration 3 | host vm | machine-id ... | cpu ... | transport mpi | 2 ranks per node | 1 node"
+  // "arlab 0.1.0 calibration 4 | host vm | machine-id ... | cpu ... | transport mpi | 2 ranks per node | 1 node"
   std::string text() const;
   // "vm-mpi-2x1.yaml": characters outside [A-Za-z0-9._-] become '_'.
   std::string file_name() const;

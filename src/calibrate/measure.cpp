@@ -20,21 +20,6 @@ using Clock = std::chrono::steady_clock;
 // Microseconds on the steady clock.
 double now_us() { return std::chrono::duration<double, std::micro>(Clock::now().time_since_epoch()).count(); }
 
-// Waits for `req`, sleeping between tests once it has waited a while, so that a rank with
-// nothing to do in a probe (every rank but the pair measured) leaves its core to those that
-// run it. Where ranks outnumber cores (the emulated 2 x 2 cluster: 4 ranks on 2 cores), the
-// idle ranks spinning in MPI_Allreduce, even yielding, took the measured pair's cores, and
-// Open MPI's TCP path moved the pair's 4 MiB exchange at half the link's rate (66 ms against
-// 35) through whole launches: 13 of 48 exchanges ran at the full rate, against 45 of 48 with
-// the idle ranks sleeping (four launches each, alternating; docs/hierarchical.md).
-void wait_leaving_the_core(MPI_Request& req) {
-  for (int done = 0, tests = 0;; ++tests) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    if (tests > 100) std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
-}
-
 // The slowest rank's time of f(), in us.
 double timed(MPI_Comm comm, const Runnable& f) {
   MPI_Barrier(comm);
@@ -51,6 +36,14 @@ constexpr std::size_t kMaxChain = 1 << 14;  // round trips or exchanges in one p
 constexpr std::size_t kMaxCalls = 1 << 20;  // reductions or copies in one sample
 
 }  // namespace
+
+void wait_leaving_the_core(MPI_Request& req) {
+  for (int done = 0, tests = 0;; ++tests) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    if (tests > 100) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
 
 // Per probe: two warm-up runs with k = 1 (the first pays first touch, connections and
 // registrations; the second picks k so that a sample lasts about timing.sample_ms), then

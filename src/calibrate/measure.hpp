@@ -26,6 +26,15 @@ namespace arlab::calib {
 
 using Runnable = std::function<void()>;
 
+// Waits for `req`, sleeping between tests once it has waited a while, so that a rank with
+// nothing to do in a probe (every rank but the pair measured) leaves its core to those that
+// run it. Where ranks outnumber cores (the emulated 2 x 2 cluster: 4 ranks on 2 cores), the
+// idle ranks spinning in MPI_Allreduce, even yielding, took the measured pair's cores, and
+// Open MPI's TCP path moved the pair's 4 MiB exchange at half the link's rate (66 ms against
+// 35) through whole launches: 13 of 48 exchanges ran at the full rate, against 45 of 48 with
+// the idle ranks sleeping (four launches each, alternating; docs/hierarchical.md).
+void wait_leaving_the_core(MPI_Request& req);
+
 // One thing to time: prepare(k) does k units' worth of work `units_per_k` times over.
 struct Probe {
   std::function<Runnable(std::size_t)> prepare;

@@ -13,6 +13,7 @@
 
 #include "calibrate/node_cache.hpp"
 #include "calibrate/measure.hpp"
+#include "calibrate/state_probe.hpp"
 #include "transport/mpi_transport.hpp"
 #ifdef ARLAB_HAVE_UCX
 #include "transport/ucx_transports.hpp"
@@ -294,6 +295,7 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
   const double timeout_s = o.timeout_s;
   const Timing timing{o.sample_ms, o.samples, o.long_samples};
   if (observe) observe(Stage::Started, c);
+  c.state_probes_us.push_back(state_probe_us(control));
   {
     auto transport = make_transport(o, comm, timeout_s);
     LinkBench bench(*transport, control, timing, o.max_bytes, timeout_s);
@@ -313,6 +315,7 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
       if (observe) observe(Stage::Link, c);
     }
   }  // the transport's shutdown is collective: every rank is here
+  c.state_probes_us.push_back(state_probe_us(control));
   {
     Timing compute_timing = timing;
     if (o.compute_samples > 0) compute_timing.samples = o.compute_samples;
@@ -320,6 +323,7 @@ Calibration calibrate(const Settings& o, MPI_Comm world, const std::string& comm
     c.compute = measure_compute(bench, o, size, per_node, c.cache_bytes);
     if (!o.cache_bytes && c.cache_bytes > 0 && c.compute.reduce.beyond) find_cache_edge(bench, c, o.max_bytes);
   }
+  c.state_probes_us.push_back(state_probe_us(control));
   MPI_Comm_free(&comm);
   MPI_Comm_free(&control);
   if (observe) observe(Stage::Compute, c);

@@ -421,6 +421,7 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_pla
     plan.algorithm = plan.candidates.front().algorithm;
     plan.reason = "no elements: every algorithm returns at once, sending nothing (machine " + machine_source_ + ")";
     plan.machine = machine_source_;
+    plan.machine_state_probe_us = m.state_probe_us;
     return plan;
   }
   std::vector<std::pair<Cost, Algorithm>> costs;
@@ -474,6 +475,7 @@ const Plan& Engine::cached_plan(std::size_t count, std::size_t elem, bool in_pla
   why << " (machine " << machine_source_ << ")";
   plan.reason = why.str();
   plan.machine = machine_source_;
+  plan.machine_state_probe_us = m.state_probe_us;
   return plan;
 }
 

@@ -82,6 +82,9 @@ struct Machine {
   // Per call, beyond its messages and reductions: starting and finishing one run of the
   // executor and transport (arlab-calibrate measures it); added once to every prediction.
   double call_us = 0;
+  // The machine's state when it was calibrated (calibrate/state_probe.hpp), for arlab-bench to
+  // tell lines measured in another state; 0: unknown. No prediction uses it.
+  double state_probe_us = 0;
 
   // The second regime. 0 in a field: the same rate as in cache.
   struct BeyondCache {

@@ -250,7 +250,7 @@ constexpr long kMaxRanks = 1L << 24;  // keeps nodes x ranks_per_node far from o
 Machine read(const Reader& r, const YAML::Node& root, const std::string& file_name) {
   const auto top = r.mapping(root, "the topology",
                              {"name", "description", "nodes", "ranks_per_node", "rank_to_node", "cache_bytes",
-                              "call_overhead_us", "links", "reduce", "copy"},
+                              "call_overhead_us", "state_probe_us", "links", "reduce", "copy"},
                              {"name", "nodes", "ranks_per_node", "links", "reduce"});
   Machine m;
   m.source = file_name;
@@ -289,6 +289,7 @@ Machine read(const Reader& r, const YAML::Node& root, const std::string& file_na
   if (top.count("cache_bytes")) m.cache_bytes = r.byte_count(top.at("cache_bytes"), "cache_bytes");
   m.beyond_cache = {intra_or_inter.rate.beyond, inter.rate.beyond, reduce.beyond, copy.beyond};
   if (top.count("call_overhead_us")) m.call_us = r.number(top.at("call_overhead_us"), "call_overhead_us", true);
+  if (top.count("state_probe_us")) m.state_probe_us = r.number(top.at("state_probe_us"), "state_probe_us", false);
   return m;
 }
 
@@ -393,6 +394,7 @@ std::string topology_yaml(const Machine& m) {
     y += "]\n";
   }
   if (m.call_us > 0) y += "call_overhead_us: " + number_text(m.call_us) + "\n";
+  if (m.state_probe_us > 0) y += "state_probe_us: " + number_text(m.state_probe_us) + "\n";
   if (two) y += "cache_bytes: " + integer_text(m.cache_bytes) + "\n";
   y += "links:\n  intra: " + link_yaml(m.intra, beyond(m.beyond_cache.intra_us_per_byte)) + "\n";
   y += "  inter: " + link_yaml(m.inter, beyond(m.beyond_cache.inter_us_per_byte)) + "\n";

@@ -9,6 +9,8 @@
 //                                           #   ranks_per_node times (default: block placement,
 //                                           #   rank r on node r / ranks_per_node)
 //   call_overhead_us: 0.15                  # optional, >= 0: per call, beyond its messages
+//   state_probe_us: 0.16                    # optional, > 0: the machine's state when calibrated
+//                                           #   (calibrate/state_probe.hpp); not in the model
 //   cache_bytes: 33554432                   # optional, integer >= 1: one node's cache; a call
 //                                           #   whose working set on a node reaches it runs at
 //                                           #   the *_beyond_cache rates (cost_walk.hpp)

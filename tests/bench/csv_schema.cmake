@@ -1,11 +1,11 @@
 # ctest bench.csv_schema: sweep.csv from bench.sweep_np2. A header row of the record keys in
 # their order, then one row per record (as many as sweep.json has), every field where it
 # belongs: numbers finite, names from the known sets, empty only for the mpi baseline's
-# predicted_us and err_pct.
+# predicted_us and err_pct (and calibrated_state_probe_us where the model's machine holds none).
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 
 set(keys size count dtype op algorithm pick transport ranks inplace iters warmup time_us time_min_us
-         time_max_us algbw_GBps busbw_GBps wrong predicted_us err_pct)
+         time_max_us algbw_GBps busbw_GBps wrong predicted_us err_pct state_probe_us calibrated_state_probe_us)
 file(STRINGS ${OUT}/sweep.csv rows)
 list(POP_FRONT rows header)
 string(JOIN "," want_header ${keys})
@@ -39,7 +39,7 @@ foreach(row IN LISTS rows)
     list(GET fields ${at} v)
     set(${key} "${v}")
   endforeach()
-  foreach(key size count ranks iters warmup time_us time_min_us time_max_us algbw_GBps busbw_GBps wrong)
+  foreach(key size count ranks iters warmup time_us time_min_us time_max_us algbw_GBps busbw_GBps wrong state_probe_us)
     if(NOT ${key} MATCHES "${number}")
       message(FATAL_ERROR "CSV ${key} '${${key}}' is not a finite number: ${row}")
     endif()
@@ -51,6 +51,9 @@ foreach(row IN LISTS rows)
       message(FATAL_ERROR "CSV ${key} '${${key}}' is not a finite number: ${row}")
     endif()
   endforeach()
+  if(NOT calibrated_state_probe_us STREQUAL "<empty>" AND NOT calibrated_state_probe_us MATCHES "${number}")
+    message(FATAL_ERROR "CSV calibrated_state_probe_us '${calibrated_state_probe_us}': ${row}")
+  endif()
   if(NOT dtype STREQUAL "float" OR NOT op STREQUAL "sum" OR NOT inplace MATCHES "^(true|false)$")
     message(FATAL_ERROR "CSV dtype/op/inplace '${dtype}' '${op}' '${inplace}': ${row}")
   endif()

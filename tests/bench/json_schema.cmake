@@ -1,8 +1,9 @@
 # ctest bench.json_schema: sweep.json from bench.sweep_np2. The header's keys; one record per
 # line and section; every key in every record with the right JSON type, numbers finite (the
 # writer turns a non-finite number into null, so a number present is finite); null only where
-# documented (predicted_us, err_pct of the mpi baseline); min <= time <= max; busbw = algbw on
-# 2 ranks; err_pct's sign that of time - pred.
+# documented (predicted_us, err_pct of the mpi baseline; calibrated_state_probe_us where the
+# model's machine holds none); min <= time <= max; busbw = algbw on 2 ranks; err_pct's sign that
+# of time - pred; state_probe_us positive.
 include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 
 file(READ ${OUT}/sweep.json json)
@@ -25,12 +26,12 @@ if(NOT n EQUAL want)
   message(FATAL_ERROR "${n} records, expected ${want}")
 endif()
 
-set(numbers size count ranks iters warmup time_us time_min_us time_max_us algbw_GBps busbw_GBps wrong)
+set(numbers size count ranks iters warmup time_us time_min_us time_max_us algbw_GBps busbw_GBps wrong state_probe_us)
 set(nullable predicted_us err_pct)
 set(strings dtype op algorithm pick transport)
 math(EXPR last "${n} - 1")
 foreach(i RANGE ${last})
-  foreach(key IN LISTS strings numbers nullable ITEMS inplace)  # strings first: algorithm decides null
+  foreach(key IN LISTS strings numbers nullable ITEMS inplace calibrated_state_probe_us)  # strings first: algorithm decides null
     string(JSON type ERROR_VARIABLE missing TYPE "${json}" records ${i} ${key})
     if(missing)
       message(FATAL_ERROR "record ${i} has no key ${key}")
@@ -43,6 +44,8 @@ foreach(i RANGE ${last})
       set(want_type BOOLEAN)
     elseif(key IN_LIST nullable AND algorithm STREQUAL "mpi")
       set(want_type NULL)
+    elseif(key STREQUAL "calibrated_state_probe_us" AND type STREQUAL "NULL")
+      set(want_type NULL)
     endif()
     if(NOT type STREQUAL want_type)
       message(FATAL_ERROR "record ${i} (${algorithm}): ${key} is ${type}, expected ${want_type}")
@@ -50,6 +53,9 @@ foreach(i RANGE ${last})
   endforeach()
   if(time_min_us GREATER time_us OR time_us GREATER time_max_us OR NOT time_min_us GREATER 0)
     message(FATAL_ERROR "record ${i}: min ${time_min_us}, time ${time_us}, max ${time_max_us}")
+  endif()
+  if(NOT state_probe_us GREATER 0)
+    message(FATAL_ERROR "record ${i}: state_probe_us ${state_probe_us}, expected a probe of the machine")
   endif()
   if(NOT busbw_GBps STREQUAL algbw_GBps)
     message(FATAL_ERROR "record ${i}: busbw ${busbw_GBps} differs from algbw ${algbw_GBps} on 2 ranks")

@@ -90,6 +90,31 @@ TEST(BenchSummary, NamesTheFailingSizesAndTheBest) {
   EXPECT_EQ(s.averages[1].series, "mpi baseline");
 }
 
+TEST(BenchSummary, CountsTheSectionsThatRanInAnotherStateOfTheMachine) {
+  EXPECT_EQ(state_note(sample()), "");  // nothing probed: no note
+  std::vector<Line> lines;
+  for (const double probe : {0.16, 0.2, 0.41, 0.17}) {
+    lines.push_back(line(Algorithm::Ring, 8, 1.0, 0));
+    lines.back().out_of_place->state_probe_us = probe;
+    lines.back().in_place->state_probe_us = probe;
+  }
+  const std::string unknown = state_note(lines);  // no calibrated state to compare with
+  EXPECT_NE(unknown.find("0.16-0.41 us before the sections"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("holds no calibrated state"), std::string::npos) << unknown;
+  for (Line& l : lines) l.calibrated_state_probe_us = 0.17;
+  const std::string note = state_note(lines);
+  EXPECT_NE(note.find(", 0.17 us when the model was calibrated"), std::string::npos) << note;
+  EXPECT_NE(note.find("; 2 of 8 sections ran in another state (over 1.6x apart): their err% compares two machines"),
+            std::string::npos)
+      << note;  // 0.41 / 0.17 = 2.4x, both sections; 0.2 / 0.17 = 1.18x is the same state
+  // The slow state as the reference: the fast sections are the other state.
+  for (Line& l : lines) l.calibrated_state_probe_us = 0.4;
+  EXPECT_NE(state_note(lines).find("; 6 of 8 sections ran in another state"), std::string::npos) << state_note(lines);
+  // A record says both.
+  const std::string json = to_json(RunInfo{}, lines);
+  EXPECT_NE(json.find("\"state_probe_us\": 0.41, \"calibrated_state_probe_us\": 0.4"), std::string::npos) << json;
+}
+
 TEST(Rounds, TheMedianRoundWithTheExtremesOfEveryCall) {
   const auto round = [](double t, double lo, double hi, std::optional<std::uint64_t> wrong) {
     Section s;
@@ -100,8 +125,11 @@ TEST(Rounds, TheMedianRoundWithTheExtremesOfEveryCall) {
     return s;
   };
   // Odd: the middle one; the wrong count is the last (checked) round's.
-  Section s = combine_rounds({round(30, 20, 40, {}), round(10, 5, 12, {}), round(11, 10, 90, 0)}, 4000, 2);
+  std::vector<Section> rounds{round(30, 20, 40, {}), round(10, 5, 12, {}), round(11, 10, 90, 0)};
+  for (std::size_t i = 0; i < rounds.size(); ++i) rounds[i].state_probe_us = 0.4 - 0.1 * static_cast<double>(i);
+  Section s = combine_rounds(rounds, 4000, 2);
   EXPECT_DOUBLE_EQ(s.time_us, 11);  // not the mean, 17
+  EXPECT_DOUBLE_EQ(s.state_probe_us, 0.3);  // the median of the rounds' probes
   EXPECT_DOUBLE_EQ(s.min_us, 5);
   EXPECT_DOUBLE_EQ(s.max_us, 90);
   EXPECT_DOUBLE_EQ(s.algbw_GBps, 4000 / 11e-6 / 1e9);

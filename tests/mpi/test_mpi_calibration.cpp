@@ -168,6 +168,10 @@ TEST(Calibration, EmptyCacheIsFilledOnceThenRead) {
   // The quick sampling, recorded: 5 samples of the links' sizes, 3 of the reducer's.
   EXPECT_NE(text.find("median of 5 samples of about 12 ms"), std::string::npos) << text;
   EXPECT_NE(text.find("the reducer's and the copy's, of 3."), std::string::npos) << text;
+  // The machine's state while calibrated, probed three times, in the file and the plan.
+  EXPECT_NE(text.find("(before the links, after them, after the compute: "), std::string::npos) << text;
+  EXPECT_GT(measured.machine_state_probe_us, 0);
+  EXPECT_NE(text.find("state_probe_us: "), std::string::npos) << text;
 
   // Another communicator, alive beside the first: the file, not a new measurement.
   arlab::Communicator second(MPI_COMM_WORLD, options(dir));
@@ -175,6 +179,7 @@ TEST(Calibration, EmptyCacheIsFilledOnceThenRead) {
   EXPECT_NE(cached.machine.find("from the cache " + files.front().string()), std::string::npos) << cached.machine;
   EXPECT_TRUE(same_everywhere(cached));
   EXPECT_EQ(predictions(cached), predictions(measured));  // the same machine, to the bit
+  EXPECT_EQ(cached.machine_state_probe_us, measured.machine_state_probe_us);
   EXPECT_EQ(slurp(files.front()), text);                  // not rewritten
   EXPECT_TRUE(user_loop(second, 5));
   EXPECT_TRUE(user_loop(first, 5));

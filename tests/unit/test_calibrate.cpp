@@ -14,6 +14,7 @@
 #include "calibrate/measure.hpp"
 #include "calibrate/node_cache.hpp"
 #include "calibrate/self_calibration.hpp"
+#include "calibrate/state_probe.hpp"
 #include "model/topology.hpp"
 
 namespace arlab::tool {
@@ -459,6 +460,31 @@ TEST(CalibrateTopology, TheCallOverheadReachesTheFile) {
       << yaml;
   c.intra->call_us = 0.2;  // faster alone than in a chain (noise): no negative overhead
   EXPECT_EQ(c.call_overhead_us(), 0);
+}
+
+TEST(CalibrateTopology, TheMachinesStateReachesTheFile) {
+  Calibration c = calibration(2, 2);
+  EXPECT_EQ(topology_yaml(c).find("state_probe_us"), std::string::npos);  // not probed: not written
+  c.state_probes_us = {0.17, 0.16, 0.2};
+  EXPECT_DOUBLE_EQ(c.state_probe_us(), 0.17);  // the median
+  EXPECT_FALSE(c.straddles_states());
+  std::string yaml = topology_yaml(c);
+  EXPECT_DOUBLE_EQ(detail::parse_topology(yaml, "calibrated.yaml").state_probe_us, 0.17);
+  EXPECT_NE(yaml.find("after the compute: 0.17, 0.16, 0.2 us); arlab-bench"), std::string::npos) << yaml;
+  c.state_probes_us = {0.16, 0.41, 0.4};  // the machine changed state after the first probe
+  EXPECT_TRUE(c.straddles_states());
+  yaml = topology_yaml(c);
+  EXPECT_DOUBLE_EQ(detail::parse_topology(yaml, "calibrated.yaml").state_probe_us, 0.4);
+  EXPECT_NE(yaml.find("0.16, 0.41, 0.4 us; the machine changed state during the calibration)"), std::string::npos)
+      << yaml;
+}
+
+TEST(StateProbe, TwoStatesAreMoreThanOnePointSixApart) {
+  EXPECT_FALSE(other_state(0.21, 0.15));  // within one state here: 1.4x
+  EXPECT_TRUE(other_state(0.39, 0.21));   // across: 1.86x
+  EXPECT_TRUE(other_state(0.16, 0.40));   // either way
+  EXPECT_FALSE(other_state(0.40, 0.0));   // unknown
+  EXPECT_FALSE(other_state(0.0, 0.40));
 }
 
 // A sysfs tree: cpuN/cache/indexK/{level,type,size,shared_cpu_list}.

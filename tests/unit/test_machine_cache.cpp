@@ -80,7 +80,7 @@ TEST(MachineCache, HereDescribesThisProcess) {
   const CacheKey k = CacheKey::here("mpi", 3, 1);
   // arlab's version and the kind of calibration: a file of an earlier kind (before the
   // write-back probe) is another version's, measured again.
-  EXPECT_EQ(k.version, std::string(version()) + " calibration 3");
+  EXPECT_EQ(k.version, std::string(version()) + " calibration 4");
   EXPECT_FALSE(k.host.empty());
   EXPECT_NE(k.cpu.find("cores"), std::string::npos);
   EXPECT_EQ(k.ranks_per_node, 3);

@@ -171,6 +171,16 @@ TEST(Topology, CallOverhead) {
             "t.yaml:8:19: call_overhead_us must be zero or positive, got '-1'");
 }
 
+TEST(Topology, StateProbeIsReadWrittenAndNotInTheModel) {
+  EXPECT_DOUBLE_EQ(parse_topology(kMinimal).state_probe_us, 0);
+  const Machine m = parse_topology(std::string(kMinimal) + "state_probe_us: 0.16\n");
+  EXPECT_DOUBLE_EQ(m.state_probe_us, 0.16);
+  EXPECT_DOUBLE_EQ(parse_topology(topology_yaml(m)).state_probe_us, 0.16);
+  EXPECT_EQ(topology_yaml(parse_topology(kMinimal)).find("state_probe_us"), std::string::npos);
+  EXPECT_EQ(error_of(std::string(kMinimal) + "state_probe_us: 0\n"),
+            "t.yaml:8:17: state_probe_us must be positive, got '0'");
+}
+
 TEST(Topology, CopiedByNamesWhoMovesAMessagesBytes) {
   EXPECT_FALSE(parse_topology(edited("", "")).intra.cpu_copies);  // default: DMA, ports only
   const Machine cpu = parse_topology(edited("bandwidth_GBps: 150", "bandwidth_GBps: 150, copied_by: cpu"));
@@ -359,7 +369,7 @@ TEST(Topology, CacheRegimeFields) {
 TEST(Topology, UnknownKeysListTheValidOnes) {
   EXPECT_EQ(error_of(edited("nodes: 2", "nodez: 2")),
             "t.yaml:2:1: unknown key 'nodez' in the topology; valid keys: name, description, nodes, "
-            "ranks_per_node, rank_to_node, cache_bytes, call_overhead_us, links, reduce, copy");
+            "ranks_per_node, rank_to_node, cache_bytes, call_overhead_us, state_probe_us, links, reduce, copy");
   EXPECT_EQ(error_of(edited("bandwidth_GBps: 150", "bandwith_GBps: 150")),
             "t.yaml:5:27: unknown key 'bandwith_GBps' in links.intra; valid keys: alpha_us, bandwidth_GBps, "
             "bandwidth_GBps_beyond_cache, copied_by, shared_by, rendezvous_bytes, alpha_us_rendezvous, latency_us, "
@@ -429,7 +439,7 @@ TEST(Topology, WrongTypes) {
   EXPECT_EQ(error_of(edited("name: two-node-example", "name: [a, b]")), "t.yaml:1:7: name must be a string, got a list");
   EXPECT_EQ(error_of("- just\n- a list\n"),
             "t.yaml:1:1: the topology must be a mapping with keys name, description, nodes, ranks_per_node, "
-            "rank_to_node, cache_bytes, call_overhead_us, links, reduce, copy, got a list");
+            "rank_to_node, cache_bytes, call_overhead_us, state_probe_us, links, reduce, copy, got a list");
 }
 
 TEST(Topology, MalformedYaml) {
