@@ -24,7 +24,7 @@ void push_unique(std::vector<T>& v, const T& x) {
 
 }  // namespace
 
-std::string state_note(const std::vector<Line>& lines) {
+std::string state_note(const std::vector<Line>& lines, bool crowded) {
   double lo = 0, hi = 0, ref_lo = 0, ref_hi = 0;
   int probed = 0, compared = 0, other = 0;
   for (const Line& l : lines)
@@ -53,7 +53,9 @@ std::string state_note(const std::vector<Line>& lines) {
   note += text;
   std::snprintf(text, sizeof text, "; %d of %d sections ran in another state (over 1.6x apart)%s", other, compared,
                 other ? ": their err% compares two machines" : "");
-  return note + text;
+  note += text;
+  if (crowded) note += " (more ranks than cores on a host: the probe spreads 2x within a state as well)";
+  return note;
 }
 
 Summary summarize(const std::vector<Line>& lines) {
@@ -96,7 +98,7 @@ Summary summarize(const std::vector<Line>& lines) {
   return s;
 }
 
-void print_footer(std::FILE* out, const Summary& s, const std::vector<Line>& lines, bool checked) {
+void print_footer(std::FILE* out, const Summary& s, const std::vector<Line>& lines, bool checked, bool crowded) {
   std::fprintf(out, "#\n# Out of bounds values : %llu %s%s\n", static_cast<unsigned long long>(s.wrong),
                s.wrong == 0 ? "OK" : "FAILED", checked ? "" : " (not checked: -c 0)");
   for (const std::string& w : s.wrong_where) std::fprintf(out, "#   wrong: %s\n", w.c_str());
@@ -155,7 +157,7 @@ void print_footer(std::FILE* out, const Summary& s, const std::vector<Line>& lin
     std::fprintf(out, "#%11s  %-*s %9.2f %11.2f  %s\n", format_bytes(w.size).c_str(), name_width, name.c_str(),
                  w.main()->time_us, w.main()->busbw_GBps, model.c_str());
   }
-  if (const std::string state = state_note(lines); !state.empty()) std::fprintf(out, "#\n# %s\n", state.c_str());
+  if (const std::string state = state_note(lines, crowded); !state.empty()) std::fprintf(out, "#\n# %s\n", state.c_str());
   std::fflush(out);
 }
 

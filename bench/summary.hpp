@@ -29,11 +29,12 @@ Summary summarize(const std::vector<Line>&);
 // The machine's state over the sweep (calibrate/state_probe.hpp): the probes taken before the
 // sections, against the state each line's model was calibrated in, and how many sections ran
 // in another state (their err% compares two machines); "" when nothing was probed. One line,
-// without the leading "# ".
-std::string state_note(const std::vector<Line>&);
+// without the leading "# ". `crowded`: a host's ranks outnumber its cores, where the probe
+// spreads 2x within one state too (the note says so).
+std::string state_note(const std::vector<Line>&, bool crowded = false);
 
 // "# Out of bounds values", the averages, the fastest per size and the state note; `checked`
 // says whether -c 1 counted wrong values at all.
-void print_footer(std::FILE*, const Summary&, const std::vector<Line>&, bool checked);
+void print_footer(std::FILE*, const Summary&, const std::vector<Line>&, bool checked, bool crowded = false);
 
 }  // namespace arlab::bench

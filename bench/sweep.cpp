@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <thread>
 
 #include "calibrate/state_probe.hpp"
 #include "calibrate_here.hpp"
@@ -458,7 +459,8 @@ int Bench::finish(std::optional<double> min_busbw) {
   if (rank_ == 0) {
     const Summary s = summarize(lines_);
     if (!o_.quiet) {
-      print_footer(stdout, s, lines_, o_.check);
+      const bool crowded = nranks_ > info_.hosts * static_cast<int>(std::thread::hardware_concurrency());
+      print_footer(stdout, s, lines_, o_.check, crowded);
       for (const std::string& f : failed_) std::printf("# failed: %s\n", f.c_str());
     }
     for (const std::string& w : s.wrong_where) std::fprintf(stderr, "arlab-bench: wrong values: %s\n", w.c_str());

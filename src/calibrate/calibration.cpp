@@ -59,7 +59,10 @@ std::string link_block(const LinkCalibration& l) {
     o += format("    # Exchange between ranks %d and %d (each sends and receives at once, as in every\n", l.rank_a,
                 l.rank_b);
   o += std::string("    # all-reduce step") +
-       (l.cpu_copies ? "; one per call, less the call's own cost: docs/model.md, change 8),\n    # " : "), ") +
+       (!l.cpu_copies      ? std::string("), ")
+        : l.calls_drowned ? format(";\n    # in a chain: one per call, less the call's own cost, %.3g us, would drown in its spread),\n    # ",
+                                   l.call_us - l.chained_run_us)
+                          : std::string("; one per call, less the call's own cost: docs/model.md, change 8),\n    # ")) +
        in_cache_span(l.sizes, l.exchange) + ": t = alpha + bytes / bandwidth, " + residual(l.exchange.in_cache) +
        fallback_note(l.exchange.in_cache) + ".\n";
   if (l.exchange.in_cache.marginal)

@@ -65,6 +65,9 @@ struct LinkCalibration {
   std::vector<double> chained_exchange_us;  // within a node, for the report: in a chain
   double call_us = 0;               // one exchange of sizes.front() bytes timed as a call,
   double chained_run_us = 0;        // and per exchange in a chain (LinkBench::sweep)
+  // Within a node: the call's own cost (call_us - chained_run_us) exceeded a chained exchange,
+  // so exchange_us holds the chain (run.cpp, measure_link).
+  bool calls_drowned = false;
   RegimeFit exchange;               // what the file gets: alpha, beta, beta beyond the cache
   RegimeFit pingpong;               // for comparison
   // Inter-node, with several ranks per node: a 4 MiB exchange with every rank paired across at

@@ -37,11 +37,11 @@ constexpr std::size_t kMaxCalls = 1 << 20;  // reductions or copies in one sampl
 
 }  // namespace
 
-void wait_leaving_the_core(MPI_Request& req) {
+void wait_leaving_the_core(MPI_Request& req, int spins) {
   for (int done = 0, tests = 0;; ++tests) {
     MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (done) return;
-    if (tests > 100) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (tests >= spins) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
@@ -223,13 +223,28 @@ LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& 
   return out;
 }
 
+int LinkBench::peer_in(int a, int b, bool all_pairs) const {
+  const int me = transport_.rank();
+  if (all_pairs) {  // as schedule() pairs them
+    const int d = b - a, peer = (me / d) % 2 == 0 ? me + d : me - d;
+    return peer < transport_.size() ? peer : -1;
+  }
+  return me == a ? b : me == b ? a : -1;
+}
+
 std::pair<double, double> LinkBench::timed_call(const detail::Program& program, std::size_t bytes_used,
-                                                std::size_t rewritten, int i) {
+                                                std::size_t rewritten, int i, int peer) {
   // What a call sends written anew first (untimed), as arlab-bench writes its input: the
   // peer would otherwise read lines it already holds from the last call, a cache hit no
   // call of a program that computes its data meets.
   std::memset(send_.data(), i & 0x7f, rewritten);
-  MPI_Barrier(control_);
+  // A rank with no part in the call waits for the next one sleeping: spinning in the barrier,
+  // even yielding, it would take a core from the pair where ranks outnumber cores, as in the
+  // probes' closing collectives (wait_leaving_the_core).
+  MPI_Request barrier;
+  MPI_Ibarrier(control_, &barrier);
+  if (peer < 0) wait_leaving_the_core(barrier, 0);
+  else MPI_Wait(&barrier, MPI_STATUS_IGNORE);
   const double entry = now_us();
   run(program, bytes_used);
   return {entry, now_us()};
@@ -248,7 +263,8 @@ std::vector<double> LinkBench::exchange_calls(int a, int b, const std::vector<st
   for (const std::size_t bytes : sizes) {
     const detail::Program one =
         detail::compile(schedule(Pattern::Exchange, a, b, bytes, 1, all_pairs), transport_.size());
-    const auto call = [&](int i) { return timed_call(one, bytes, bytes, i); };
+    const int peer = peer_in(a, b, all_pairs);
+    const auto call = [&](int i) { return timed_call(one, bytes, bytes, i, peer); };
     call(0);  // first touch, registrations
     const double start = now_us();
     const auto [e0, x0] = call(1);
@@ -262,6 +278,10 @@ std::vector<double> LinkBench::exchange_calls(int a, int b, const std::vector<st
     for (int i = 0; i < calls; ++i) {
       std::tie(entry[i], exit[i]) = call(i);
       mine[i] = exit[i] - entry[i];
+      // A rank outside the pair counts for nothing: between its two clock readings around an
+      // empty program the scheduler may run another process for a whole slice where ranks
+      // outnumber cores.
+      if (peer < 0) entry[i] = exit[i] = mine[i] = 0;
     }
     std::vector<double> last_entry(calls), last_exit(calls), slowest(calls), t(calls);
     MPI_Allreduce(entry.data(), last_entry.data(), calls, MPI_DOUBLE, MPI_MAX, control_);
@@ -304,8 +324,9 @@ LinkBench::Writeback LinkBench::writeback(int a, int b, const std::vector<std::s
     std::vector<detail::Program> programs;
     for (const Pattern pattern : kPatterns)
       programs.push_back(detail::compile(schedule(pattern, a, b, bytes, 1, all_pairs), transport_.size()));
+    const int peer = peer_in(a, b, all_pairs);
     const auto call = [&](const detail::Program& p, int i) {
-      const auto [entry, exit] = timed_call(p, bytes, 2 * bytes, i);
+      const auto [entry, exit] = timed_call(p, bytes, 2 * bytes, i, peer);
       return exit - entry;
     };
     for (const auto& p : programs) call(p, 0);  // first touch, registrations
@@ -321,7 +342,10 @@ LinkBench::Writeback LinkBench::writeback(int a, int b, const std::vector<std::s
     const int calls = calls_within(timing_.samples * timing_.sample_ms * 1e3 / 2, once[1], once[0] / n, 150);
     std::vector<double> mine(n * static_cast<std::size_t>(calls)), slowest(mine.size());
     for (int i = 0; i < calls; ++i)  // alternating, so that a drift of the machine hits them alike
-      for (std::size_t v = 0; v < n; ++v) mine[n * i + v] = call(programs[v], i);
+      for (std::size_t v = 0; v < n; ++v) {
+        const double t = call(programs[v], i);
+        mine[n * i + v] = peer < 0 ? 0.0 : t;  // a rank outside the pair counts for nothing, as above
+      }
     MPI_Allreduce(mine.data(), slowest.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_MAX, control_);
     std::vector<std::vector<double>> t(n);
     for (std::size_t i = 0; i < slowest.size(); ++i) t[i % n].push_back(slowest[i]);

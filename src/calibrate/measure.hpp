@@ -33,7 +33,8 @@ using Runnable = std::function<void()>;
 // Open MPI's TCP path moved the pair's 4 MiB exchange at half the link's rate (66 ms against
 // 35) through whole launches: 13 of 48 exchanges ran at the full rate, against 45 of 48 with
 // the idle ranks sleeping (four launches each, alternating; docs/hierarchical.md).
-void wait_leaving_the_core(MPI_Request& req);
+// `spins` tests first, then a sleep of 20 us between tests.
+void wait_leaving_the_core(MPI_Request& req, int spins = 100);
 
 // One thing to time: prepare(k) does k units' worth of work `units_per_k` times over.
 struct Probe {
@@ -113,9 +114,12 @@ class LinkBench {
   Probe probe(Pattern, int a, int b, std::size_t bytes, bool all_pairs);  // chains of k rounds
   void run(const detail::Program& program, std::size_t bytes_used);
   // One run of `program` timed alone: the first `rewritten` bytes of the send buffer written
-  // anew (untimed, pattern i), a barrier, then the run; its entry and exit times in us.
+  // anew (untimed, pattern i), a barrier (a rank with no `peer`, -1, waits in it sleeping),
+  // then the run; its entry and exit times in us.
   std::pair<double, double> timed_call(const detail::Program& program, std::size_t bytes_used, std::size_t rewritten,
-                                       int i);
+                                       int i, int peer);
+  // This rank's peer in a call of the pair (a, b) (with all_pairs every rank's pair); -1: none.
+  int peer_in(int a, int b, bool all_pairs) const;
   // How many rounds of calls, each timed alone, fit `budget_us` at `round_us` a round (at most
   // `most`): at least 10, or where one call (`call_us`) outlasts a sample, as many as a
   // probe's long samples (Timing::long_samples, else samples).

@@ -211,15 +211,6 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
       problem.clear();
       std::string text = usable_topology_yaml(c, key.file_name(), problem);
       say(o, LogLevel::Info, rank, "the calibration's stages: " + stages);
-      // Part of the fit from each of two states of the machine (state_probe.hpp) predicts
-      // neither: measured once more; a last attempt is kept as it is.
-      if (!text.empty() && c.straddles_states() && !last) {
-        say(o, LogLevel::Warn, rank,
-            "the machine changed state while the calibration over " + key.transport +
-                " measured it (8 B exchanges of " + c.state_probes_text() +
-                " us before the links, after them and after the compute; docs/model.md); measuring again");
-        return std::string();
-      }
       if (text.empty() && !last)
         say(o, LogLevel::Warn, rank,
             "the calibration over " + key.transport + " gave an unusable machine (" + problem + "); measuring again");

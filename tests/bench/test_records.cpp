@@ -110,6 +110,9 @@ TEST(BenchSummary, CountsTheSectionsThatRanInAnotherStateOfTheMachine) {
   // The slow state as the reference: the fast sections are the other state.
   for (Line& l : lines) l.calibrated_state_probe_us = 0.4;
   EXPECT_NE(state_note(lines).find("; 6 of 8 sections ran in another state"), std::string::npos) << state_note(lines);
+  EXPECT_EQ(state_note(lines).find("more ranks than cores"), std::string::npos);
+  EXPECT_NE(state_note(lines, true).find("(more ranks than cores on a host: the probe spreads 2x within a state as well)"),
+            std::string::npos);
   // A record says both.
   const std::string json = to_json(RunInfo{}, lines);
   EXPECT_NE(json.find("\"state_probe_us\": 0.41, \"calibrated_state_probe_us\": 0.4"), std::string::npos) << json;

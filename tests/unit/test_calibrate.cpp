@@ -460,6 +460,16 @@ TEST(CalibrateTopology, TheCallOverheadReachesTheFile) {
       << yaml;
   c.intra->call_us = 0.2;  // faster alone than in a chain (noise): no negative overhead
   EXPECT_EQ(c.call_overhead_us(), 0);
+  // A call's own cost beyond a chained exchange: the link was fitted to the chain, and says so.
+  c.intra->call_us = 26.0;
+  c.intra->chained_run_us = 4.5;
+  c.intra->calls_drowned = true;
+  c.intra->cpu_copies = true;  // shared memory: the calls were timed
+  const std::string drowned = topology_yaml(c);
+  EXPECT_NE(drowned.find("# in a chain: one per call, less the call's own cost, 21.5 us, would drown in its spread),"),
+            std::string::npos)
+      << drowned;
+  EXPECT_NEAR(detail::parse_topology(drowned, "calibrated.yaml").call_us, 21.5, 1e-9);  // still charged
 }
 
 TEST(CalibrateTopology, TheMachinesStateReachesTheFile) {
