@@ -196,8 +196,9 @@ def main(args):
         same, other = by_state.get(tr, ([], []))
         if not same and not other:
             continue
-        med = f"; median |err%| over those in the calibration's state {statistics.median(same):.1f}" if same else ""
-        med += f", over the others {statistics.median(other):.1f}" if other else ""
+        parts = ([f"over those in the calibration's state {statistics.median(same):.1f}"] if same else []) + \
+                ([f"over the others {statistics.median(other):.1f}"] if other else [])
+        med = "; median |err%| " + ", ".join(parts)
         print(f"{'' if markdown else '# '}{tr}: {len(other)} of {len(same) + len(other)} lines ran in another state "
               f"of the machine than their model's calibration (over 1.6x apart){med}" + ("  " if markdown else ""))
 
