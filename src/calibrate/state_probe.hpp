@@ -3,12 +3,13 @@
 // messages at two speeds, switching within seconds while the CPU's own arithmetic runs at
 // one rate: here ranks 0 and 1 exchanged 8 B in 0.16 us and 1 MiB in 120 us in one state,
 // 0.40 us and 560 us in the other, within one launch (docs/model.md, "The machine's state").
-// A model calibrated in one state predicts the other 2.5-4.7x too fast, whatever its terms.
+// A model calibrated in one state is 2.5-4.7x off in the other, whatever its terms.
 //
 // The probe: ranks 0 and 1 exchange 8 B through plain MPI (MPI_Sendrecv), 7 blocks of 100;
 // rank 0's fastest block per exchange, in us (noise within a state only slows a block down).
-// About 0.1-0.3 ms. The calibration records it
-// (state_probe_us in the topology file), and arlab-bench takes it before each line it times.
+// About 0.1-0.3 ms. The calibration records it (state_probe_us in the topology file), and
+// arlab-bench takes it before each section it times. Where ranks outnumber cores it spreads
+// 2x within one state (4 ranks on 2 cores: 0.39-2.58 us in one launch) and tells nothing.
 #pragma once
 
 #include <mpi.h>
@@ -25,8 +26,7 @@ double state_probe_us(MPI_Comm comm);
 // Whether a probe reads the machine in a state other than the reference's: more than 1.6x
 // apart either way. Here one state's probes read 0.15-0.21 us and the other's 0.39-0.52 (a
 // standalone MPI program, 240 probes in three launches): 1.4x at most within a state, 1.85x
-// at least across.
-// false when either is unknown (0).
+// at least across. false when either is unknown (0).
 bool other_state(double probe_us, double reference_us);
 
 }  // namespace arlab::calib
