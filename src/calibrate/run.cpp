@@ -115,8 +115,9 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
       if (!o.comparisons) l.chained_exchange_us = measure(l.sizes).exchange_us;
       l.exchange_us = l.chained_exchange_us;
     } else {
-      const auto calls = bench.exchange_calls(0, b, l.sizes, o.all_pairs, one_clock);
-      l.call_us = calls.front();
+      std::vector<double> calls{l.call_us};  // the smallest size's, timed above
+      const std::vector<std::size_t> rest(l.sizes.begin() + 1, l.sizes.end());
+      for (const double t : bench.exchange_calls(0, b, rest, o.all_pairs, one_clock)) calls.push_back(t);
       const double c = std::max(0.0, l.call_us - l.chained_run_us);
       for (const double t : calls) l.exchange_us.push_back(std::max(t - c, 1e-3));
     }
