@@ -108,7 +108,7 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
     // Where a call's own cost outweighs a whole small exchange, the calls' differences from size
     // to size drown in its spread, and the fit in them: on the emulated cluster (4 ranks on 2
     // cores, calls timed after a barrier across the hosts) it was 18-55 us against 0.5-5.9 us
-    // per exchange in a chain, and the calls less it fitted alpha 0.001 us and 10^6 GB/s over
+    // per exchange in a chain, and the calls less it fitted alpha 0.001 us and 10^3-10^7 GB/s over
     // ucx. Then the chain is fitted, and the call's cost still charged once per call.
     l.calls_drowned = l.call_us - l.chained_run_us > l.chained_run_us;
     if (l.calls_drowned) {
