@@ -99,16 +99,11 @@ detail::Schedule LinkBench::schedule(Pattern pattern, int a, int b, std::size_t 
   using detail::Buffer;
   using detail::ScheduleBuilder;
   ScheduleBuilder s;
-  const int me = transport_.rank();
-  int peer = me == a ? b : a;
-  if (all_pairs) {  // r <-> r + d in even blocks of d ranks; played as the pair (a, b) = (first, second)
-    const int d = b - a, block = me / d;
-    peer = block % 2 == 0 ? me + d : me - d;
-    if (peer >= transport_.size()) return s.finish();
+  const int me = transport_.rank(), peer = peer_in(a, b, all_pairs);
+  if (peer < 0) return s.finish();
+  if (all_pairs) {  // played as the pair (a, b) = (first, second)
     a = std::min(me, peer);
     b = std::max(me, peer);
-  } else if (me != a && me != b) {
-    return s.finish();
   }
   // Round i sends what round i - 1 received (the two buffers swap roles each round), so a
   // message carries data its sender's CPU has just written (copied in), as an all-reduce
@@ -225,7 +220,7 @@ LinkBench::Sweep LinkBench::sweep(int a, int b, const std::vector<std::size_t>& 
 
 int LinkBench::peer_in(int a, int b, bool all_pairs) const {
   const int me = transport_.rank();
-  if (all_pairs) {  // as schedule() pairs them
+  if (all_pairs) {  // r <-> r + d in even blocks of d ranks
     const int d = b - a, peer = (me / d) % 2 == 0 ? me + d : me - d;
     return peer < transport_.size() ? peer : -1;
   }

@@ -112,7 +112,11 @@ LinkCalibration measure_link(LinkBench& bench, const char* link_class, int b, bo
     // ucx. Then the chain is fitted, and the call's cost still charged once per call.
     l.calls_drowned = l.call_us - l.chained_run_us > l.chained_run_us;
     if (l.calls_drowned) {
-      if (!o.comparisons) l.chained_exchange_us = measure(l.sizes).exchange_us;
+      if (!o.comparisons) {  // the smallest size's chain is timed above
+        l.chained_exchange_us = {l.chained_run_us};
+        const std::vector<std::size_t> rest(l.sizes.begin() + 1, l.sizes.end());
+        for (const double t : measure(rest).exchange_us) l.chained_exchange_us.push_back(t);
+      }
       l.exchange_us = l.chained_exchange_us;
     } else {
       std::vector<double> calls{l.call_us};  // the smallest size's, timed above
