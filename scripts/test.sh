@@ -2,7 +2,7 @@
 # Builds and runs every test, in stages, and prints each stage's ctest summary and time:
 #   main   unit tests, loopback tests (ranks as threads), mpirun tests at 1 to 5 ranks, the
 #          bench/model/calibrate command lines, faults, and the soak (ARLAB_SOAK_SECONDS of
-#          random calls per configuration, 60 by default), in build/
+#          random calls per configuration, 30 by default), in build/
 #   cpu    the CPU-only build (-DARLAB_CUDA=OFF: no kernels/, no NCCL; main builds them when nvcc
 #          is found), in build-cpu/: every test but the mpirun ones (unit, loopback, the package
 #          test against its install, the bench/model/calibrate command lines), and mpirun
@@ -18,7 +18,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 stages=main,cpu,asan,tsan,fuzz
-soak_seconds=${ARLAB_SOAK_SECONDS:-60}
+soak_seconds=${ARLAB_SOAK_SECONDS:-30}
 while (($#)); do
   case $1 in
     --quick) stages=main soak_seconds=10 ;;
