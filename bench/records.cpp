@@ -6,6 +6,8 @@
 #include <cstring>
 #include <optional>
 
+#include "calibrate/state_probe.hpp"
+
 namespace arlab::bench {
 namespace {
 
@@ -118,6 +120,7 @@ std::string to_json(const RunInfo& info, const std::vector<Line>& lines) {
   out += ", \"check\": " + std::string(info.check ? "true" : "false");
   out += ", \"buffers\": " + json_string(info.device ? "device" : "host");
   out += ", \"timing\": " + json_string(info.timing);
+  out += ", \"state_ratio\": " + number(calib::kOtherStateRatio);  // calib::other_state's
   out += "},\n\"records\": [";
   bool first = true;
   for_each_record(lines, [&](const Line& l, const Section& s, bool in_place) {

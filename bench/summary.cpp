@@ -51,8 +51,8 @@ std::string state_note(const std::vector<Line>& lines, bool crowded) {
   if (ref_lo == ref_hi) std::snprintf(text, sizeof text, ", %.3g us when the model was calibrated", ref_lo);
   else std::snprintf(text, sizeof text, ", %.3g-%.3g us when the models were calibrated", ref_lo, ref_hi);
   note += text;
-  std::snprintf(text, sizeof text, "; %d of %d sections ran in another state (over 1.6x apart)%s", other, compared,
-                other ? ": their err% compares two machines" : "");
+  std::snprintf(text, sizeof text, "; %d of %d sections ran in another state (over %gx apart)%s", other, compared,
+                calib::kOtherStateRatio, other ? ": their err% compares two machines" : "");
   note += text;
   if (crowded) note += " (more ranks than cores on a host: the probe spreads 2x within a state as well)";
   return note;

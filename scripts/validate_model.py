@@ -19,8 +19,8 @@ runs'. Printed per transport:
 
   * where the run probed the machine's state (state_probe_us and calibrated_state_probe_us in
     its records; docs/model.md, "The machine's state"): how many lines ran in a state other than
-    the one their model was calibrated in (over 1.6x apart), and the median |err%| over the
-    lines that ran in the calibration's state.
+    the one their model was calibrated in (further apart than the header's state_ratio, the
+    bench's own threshold), and the median |err%| over the lines that ran in the calibration's state.
 
 --markdown prints the tables as Markdown (for docs/model.md).
 --model MODEL.json: take every prediction and Auto's pick from `arlab-model --json` (same
@@ -44,26 +44,27 @@ def size_text(n):
     return f"{n} B"
 
 
-def other_state(r):
+def other_state(r, ratio):
     """Whether a record ran in a state of the machine other than its model's calibration's
-    (calibrate/state_probe.cpp: more than 1.6x apart); None when either is unknown."""
+    (more than `ratio` apart: calib::other_state); None when either is unknown."""
     probe, ref = r.get("state_probe_us"), r.get("calibrated_state_probe_us")
-    if not probe or not ref:
+    if not probe or not ref or not ratio:
         return None
-    return not (1 / 1.6 <= probe / ref <= 1.6)
+    return not (1 / ratio <= probe / ref <= ratio)
 
 
 def load_run(path, model):
     """{(transport, size, algorithm, inplace): [time, predicted or None, pick, other state]} of one
-    run (other state: other_state(record))."""
+    run (other state: other_state(record), by the header's state_ratio)."""
     with open(path) as f:
         doc = json.load(f)
+    ratio = doc.get("arlab_bench", {}).get("state_ratio")  # absent before 2026-12-07: not judged
     lines = {}
     for r in doc["records"]:
         if r.get("time_us") is None or r.get("transport") == "native":
             continue  # MPI's own all-reduce: no prediction, not a choice Auto has
         key = (r["transport"], r["size"], r["algorithm"], r["inplace"])
-        lines[key] = [r["time_us"], r.get("predicted_us"), r["pick"], other_state(r)]
+        lines[key] = [r["time_us"], r.get("predicted_us"), r["pick"], other_state(r, ratio)]
     if model is not None:
         mpred = {(r["bytes"], r["algorithm"]): r["predicted_us"] for r in model}
         mpick = {r["bytes"]: r["algorithm"] for r in model if r["pick"]}
@@ -200,7 +201,7 @@ def main(args):
                 ([f"over the others {statistics.median(other):.1f}"] if other else [])
         med = "; median |err%| " + ", ".join(parts)
         print(f"{'' if markdown else '# '}{tr}: {len(other)} of {len(same) + len(other)} lines ran in another state "
-              f"of the machine than their model's calibration (over 1.6x apart){med}" + ("  " if markdown else ""))
+              f"of the machine than their model's calibration (over {meta.get('state_ratio')}x apart){med}" + ("  " if markdown else ""))
 
 
 if __name__ == "__main__":

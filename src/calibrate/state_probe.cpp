@@ -39,7 +39,7 @@ double state_probe_us(MPI_Comm comm) {
 bool other_state(double probe_us, double reference_us) {
   if (probe_us <= 0 || reference_us <= 0) return false;
   const double ratio = probe_us / reference_us;
-  return ratio > 1.6 || ratio < 1 / 1.6;
+  return ratio > kOtherStateRatio || ratio < 1 / kOtherStateRatio;
 }
 
 }  // namespace arlab::calib

@@ -8,7 +8,7 @@ include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
 
 file(READ ${OUT}/sweep.json json)
 foreach(key version command ranks hosts model_nodes model_ranks_per_node topology topology_source
-            transports algorithms dtypes ops iters warmup rounds fresh_input check timing)
+            transports algorithms dtypes ops iters warmup rounds fresh_input check timing state_ratio)
   string(JSON v ERROR_VARIABLE missing GET "${json}" arlab_bench ${key})
   if(missing)
     message(FATAL_ERROR "the header has no key ${key}")

@@ -1,0 +1,63 @@
+# ctest bench.validate_model: scripts/validate_model.py on sweep.json from bench.sweep_np2, as a
+# user runs it on a bench JSON: it must print the err% and regret tables and the summary for
+# every transport. Then on a copy whose first transport's lines of named algorithms say, in
+# turn, that the model was calibrated in the state the line ran in and in one 1000x slower: it
+# must count every other one as run in another state by the header's state_ratio (the bench's
+# own threshold), and judge no line of the transports whose records hold no calibrated state
+# (the tests' built-in machine). Without state_ratio (a JSON of an older bench) nothing is judged.
+include(${CMAKE_CURRENT_LIST_DIR}/common.cmake)
+
+find_program(PYTHON3 python3 REQUIRED)
+run(rc out err COMMAND ${PYTHON3} ${SCRIPT} ${OUT}/sweep.json)
+if(NOT rc EQUAL 0)
+  fail("validate_model.py exited ${rc}" "${out}" "${err}")
+endif()
+expect_texts("${out}" "${err}" "# summary" "auto's time / the fastest named algorithm's")
+foreach(t IN LISTS TRANSPORTS)
+  expect_texts("${out}" "${err}" "# ${t}: median |err%|" "# transport ${t}: |err%| per algorithm and size")
+endforeach()
+if(out MATCHES "ran in another state")
+  fail("a state judged where no record holds a calibrated state" "${out}" "${err}")
+endif()
+
+file(READ ${OUT}/sweep.json json)
+list(GET TRANSPORTS 0 first)
+string(JSON n LENGTH "${json}" records)
+math(EXPR last "${n} - 1")
+set(marked 0)
+set(other 0)
+foreach(i RANGE ${last})
+  string(JSON t GET "${json}" records ${i} transport)
+  string(JSON a GET "${json}" records ${i} algorithm)
+  if(NOT t STREQUAL first OR NOT a MATCHES "^(ring|tree|recursive-doubling|rabenseifner)$")
+    continue()
+  endif()
+  string(JSON probe GET "${json}" records ${i} state_probe_us)
+  math(EXPR odd "${marked} % 2")
+  set(ref ${probe})
+  if(odd)
+    set(ref "${probe}e3")  # 1000x: another state (the probe is a plain decimal)
+    math(EXPR other "${other} + 1")
+  endif()
+  math(EXPR marked "${marked} + 1")
+  string(JSON json SET "${json}" records ${i} calibrated_state_probe_us "${ref}")
+endforeach()
+file(WRITE ${OUT}/validate.json "${json}")
+run(rc out err COMMAND ${PYTHON3} ${SCRIPT} ${OUT}/validate.json)
+if(NOT rc EQUAL 0)
+  fail("validate_model.py exited ${rc} on validate.json" "${out}" "${err}")
+endif()
+expect_texts("${out}" "${err}"
+             "# ${first}: ${other} of ${marked} lines ran in another state of the machine than their model's calibration (over 1.6x apart)")
+string(REGEX MATCHALL "lines ran in another state" judged "${out}")
+list(LENGTH judged judged)
+if(NOT judged EQUAL 1)
+  fail("${judged} transports judged, expected only ${first}" "${out}" "${err}")
+endif()
+
+string(JSON json REMOVE "${json}" arlab_bench state_ratio)
+file(WRITE ${OUT}/validate-old.json "${json}")
+run(rc out err COMMAND ${PYTHON3} ${SCRIPT} ${OUT}/validate-old.json)
+if(NOT rc EQUAL 0 OR out MATCHES "ran in another state")
+  fail("without state_ratio: exit ${rc}, or a state judged" "${out}" "${err}")
+endif()
