@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -64,14 +65,24 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "arlab-bench: %s\n", parsed.status == ParseResult::Status::Error ? parsed.message.c_str()
                                                                                             : env_error.c_str());
     status = kExitUsage;
-  } else if (!parsed.options.gradients.empty()) {
-    status = run_gradients(parsed.options, MPI_COMM_WORLD, quote_command(argc, argv));
   } else {
-    Bench bench(parsed.options, MPI_COMM_WORLD, quote_command(argc, argv));
-    status = bench.run(min_busbw);
-    if (rank == 0) {
-      json = bench.json_path();
-      draw = !parsed.options.plot_path.empty() && bench.ran();
+    // Memory the run could not get beyond its buffers (those fail cleanly, on every rank at
+    // once): the rank says so and ends the job, since its peers may wait for it in a call.
+    try {
+      if (!parsed.options.gradients.empty()) {
+        status = run_gradients(parsed.options, MPI_COMM_WORLD, quote_command(argc, argv));
+      } else {
+        Bench bench(parsed.options, MPI_COMM_WORLD, quote_command(argc, argv));
+        status = bench.run(min_busbw);
+        if (rank == 0) {
+          json = bench.json_path();
+          draw = !parsed.options.plot_path.empty() && bench.ran();
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "arlab-bench: rank %d ran out of memory (try a smaller -e, or fewer ranks per host)\n", rank);
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, kExitFailed);
     }
   }
   std::fflush(stdout);

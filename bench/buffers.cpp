@@ -1,8 +1,9 @@
 #include "buffers.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <new>
+#include <string>
 
 #include "agree.hpp"
 
@@ -12,7 +13,9 @@ Buffer allocate(std::size_t bytes) {
   constexpr std::size_t kAlign = 4096;
   const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
   auto* p = static_cast<unsigned char*>(std::aligned_alloc(kAlign, rounded));
-  if (p == nullptr) throw std::bad_alloc();
+  if (p == nullptr)
+    throw Error(Error::Code::InvalidArgument,
+                "cannot allocate " + std::to_string(bytes) + " bytes (" + std::strerror(errno) + ")");
   std::memset(p, 0, rounded);  // touch every page before anything is timed
   return Buffer(p);
 }

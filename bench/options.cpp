@@ -249,6 +249,7 @@ void apply(BenchOptions& o, const Flag& f, std::string_view shown, const std::st
     o.gradients = v;
   } else if (name == "topology" || name == "json" || name == "csv" || name == "plot") {
     if (v.empty()) bad_value(shown, v, "a file name");
+    if (v == "-" && name != "topology") bad_value(shown, v, "a file name (stdout carries the table)");
     if (name == "plot" && !ends_with(v, ".png") && !ends_with(v, ".svg") && !ends_with(v, ".pdf"))
       bad_value(shown, v, "a file name ending in .png, .svg or .pdf");
     if (name == "topology") o.topology = v;

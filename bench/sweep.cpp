@@ -10,6 +10,7 @@
 
 #include "calibrate/state_probe.hpp"
 #include "calibrate_here.hpp"
+#include "cli.hpp"
 #include "measure.hpp"
 #include "plot_runner.hpp"
 #include "records.hpp"
@@ -85,8 +86,11 @@ int Bench::run(std::optional<double> min_busbw) {
       return kExitFailed;
     }
     notes_.push_back("pred is the model of host buffers: the device path's copies to and from the host are not in it");
-  } else {
-    buffers_ = CallBuffers::host(largest, o_.out_of_place);
+  } else if (auto f = agree(world_, guarded([&] { buffers_ = CallBuffers::host(largest, o_.out_of_place); }))) {
+    if (rank_ == 0)
+      std::fprintf(stderr, "arlab-bench: %s: each rank needs %s of the largest size\n", f->message.c_str(),
+                   o_.out_of_place ? "a send and a receive buffer" : "a buffer");
+    return kExitFailed;
   }
 
   if (!open_channels()) return kExitFailed;
@@ -128,6 +132,13 @@ bool Bench::prepare_outputs() {
       }
     }
     json_path_ = o_.json_path;
+    if (ok && !o_.plot_path.empty()) {
+      // The image is written after the sweep: a path that cannot be written fails now.
+      if (!tool::cli::can_write(o_.plot_path, &error)) {
+        std::fprintf(stderr, "arlab-bench: cannot write --plot %s: %s\n", o_.plot_path.c_str(), error.c_str());
+        ok = 0;
+      }
+    }
     if (ok && !o_.plot_path.empty()) {
       if (std::string why; !plotter_ready(find_plotter(), &why)) {
         std::fprintf(stderr, "arlab-bench: --plot %s: %s\n", o_.plot_path.c_str(), why.c_str());

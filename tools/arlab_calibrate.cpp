@@ -21,6 +21,7 @@
 #include <string>
 
 #include "calibrate_options.hpp"
+#include "cli.hpp"
 #include "calibrate/run.hpp"
 #include "calibrate_report.hpp"
 
@@ -40,6 +41,15 @@ int run(const CalibrateOptions& o, int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::string command = "mpirun -np " + std::to_string(size) + " arlab-calibrate";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  // The file is written after the measurement: a path that cannot be written fails first.
+  int writable = 1;
+  std::string why;
+  if (rank == 0 && o.output && !cli::can_write(*o.output, &why)) {
+    std::fprintf(stderr, "arlab-calibrate: cannot write -o %s: %s\n", o.output->c_str(), why.c_str());
+    writable = 0;
+  }
+  MPI_Bcast(&writable, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!writable) return 2;
   CalibrateOptions settings = o;
   settings.timeout_s = *Options{}.resolved().timeout_s;  // ARLAB_TIMEOUT_S
   // Rank 0 prints each part as soon as it is measured.

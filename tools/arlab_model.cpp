@@ -7,8 +7,10 @@
 // schedules, built for every rank and run on the clock of the machine in the topology file.
 // The tool links arlab but never initialises MPI; it runs as a plain program.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "algorithms/registry.hpp"
@@ -77,8 +79,21 @@ class Model {
 int run(const ModelOptions& o) {
   const detail::Machine machine = detail::load_topology(o.topology);
   const int ranks = o.ranks ? o.ranks : machine.ranks();
+  if (ranks > kMaxRanks)
+    throw Error(Error::Code::InvalidArgument, "the file places " + std::to_string(ranks) +
+                                                  " ranks (nodes x ranks_per_node); arlab-model walks at most " +
+                                                  std::to_string(kMaxRanks) + ": give --ranks");
   machine.placement(ranks);  // an explicit rank_to_node must match --ranks
   const Model model(machine, ranks, o.chunk_bytes, o.segment_bytes);
+  // Opened before the walk, so that a path that cannot be written fails at once.
+  std::ofstream json_file;
+  if (o.json && *o.json != "-") {
+    json_file.open(*o.json);
+    if (!json_file) {
+      std::fprintf(stderr, "arlab-model: cannot write --json file '%s': %s\n", o.json->c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
   // As Auto: hierarchical only where there are several nodes (on one it is the ring), unless asked for.
   std::vector<Algorithm> algorithms = o.algorithms;
   const auto nodes = machine.placement(ranks);
@@ -100,9 +115,8 @@ int run(const ModelOptions& o) {
       std::fputs(records.c_str(), stdout);
       return 0;
     }
-    std::ofstream file(*o.json);
-    if (!(file << records))
-      throw Error(Error::Code::InvalidArgument, "cannot write --json file '" + *o.json + "'");
+    if (!(json_file << records) || !json_file.flush())
+      throw Error(Error::Code::InvalidArgument, "cannot write --json file '" + *o.json + "': " + std::strerror(errno));
   }
   print_header(stdout, machine, ranks, o);
   print_table(stdout, rows, ranks);

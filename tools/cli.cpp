@@ -1,8 +1,13 @@
 #include "cli.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 
@@ -91,5 +96,26 @@ std::vector<std::size_t> geometric_sizes(const SizeRange& r, std::size_t multipl
 }
 
 std::string human_bytes(double bytes) { return calib::size_text(bytes); }
+
+bool can_write(const std::string& path, std::string* why) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    *why = "it is a directory";
+    return false;
+  }
+  if (std::filesystem::exists(path, ec)) {
+    if (access(path.c_str(), W_OK) == 0) return true;
+    *why = std::strerror(errno);
+    return false;
+  }
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  std::fclose(f);
+  std::remove(path.c_str());
+  return true;
+}
 
 }  // namespace arlab::tool::cli

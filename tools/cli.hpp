@@ -50,4 +50,9 @@ std::vector<std::size_t> geometric_sizes(const SizeRange& r, std::size_t multipl
 // "8 B", "64 KiB", "1.5 MiB".
 std::string human_bytes(double bytes);
 
+// Whether a file could be written at `path` now, without writing it: an existing file must be
+// writable and not a directory; a new one is created and removed again. Otherwise false, with
+// the reason in *why ("it is a directory", or the system's).
+bool can_write(const std::string& path, std::string* why);
+
 }  // namespace arlab::tool::cli

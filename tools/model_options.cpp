@@ -15,20 +15,24 @@
 namespace arlab::tool {
 namespace {
 
-constexpr int kMaxRanks = 65536;
 constexpr std::size_t kElem = sizeof(float);
 
 
 constexpr cli::Flag kFlags[] = {
     {"--topology", nullptr, "FILE", "topology file (YAML) describing the machine, see docs/model.md; required", nullptr},
-    {"--ranks", nullptr, "P", "number of ranks, 1..65536", "nodes x ranks_per_node from the file"},
+    {"--ranks", nullptr, "P",
+     "number of ranks, 1..4096 (the walk's time grows as P^2: 1024 ranks about 1 s a size, 4096 about 20 s)",
+     "nodes x ranks_per_node from the file"},
     {"--sizes", nullptr, "MIN:MAX[:FACTOR]",
      "message sizes in bytes from MIN to MAX, times FACTOR (integer >= 2) per step; K, M, G "
      "suffixes are powers of 1024; float elements",
      "8:1G:4"},
     {"--algorithms", nullptr, "LIST",
-     "comma list of ring, tree, recursive-doubling (rd), rabenseifner (rab), or all", "all"},
-    {"--chunk", nullptr, "SIZE", "pipelining unit of ring and tree in bytes, as ARLAB_CHUNK_BYTES; 0: none", "256K"},
+     "comma list of ring, tree, recursive-doubling (rd), rabenseifner (rab), hierarchical, or all "
+     "(hierarchical by default only where the file has several nodes)",
+     "all"},
+    {"--chunk", nullptr, "SIZE",
+     "pipelining unit of ring and tree in bytes, as ARLAB_CHUNK_BYTES; 0: none, else at least 1K", "256K"},
     {"--segment", nullptr, "SIZE",
      "calls of 16 or more segments of SIZE bytes run one segment after another, as ARLAB_SEGMENT_BYTES "
      "(not where the topology's links are not copied by CPUs); 0: never",
@@ -55,7 +59,8 @@ void parse_sizes(ModelOptions& o, std::string_view flag, const std::string& v) {
 }
 
 void parse_algorithms(ModelOptions& o, std::string_view flag, const std::string& v) {
-  constexpr const char* kExpected = "a comma list of ring, tree, recursive-doubling (rd), rabenseifner (rab), or all";
+  constexpr const char* kExpected =
+      "a comma list of ring, tree, recursive-doubling (rd), rabenseifner (rab), hierarchical, or all";
   o.algorithms.clear();
   std::istringstream in(v);
   std::string name;
@@ -98,7 +103,8 @@ void apply(ModelOptions& o, const cli::Flag& f, const std::string& v) {
     o.algorithms_given = true;
   } else if (flag == "--chunk") {
     const auto n = parse_size(v);
-    if (!n) bad_value(flag, v, "a size in bytes such as 0, 64K or 1M");
+    // Smaller chunks cut a large call into millions of steps, more than the walk's memory holds.
+    if (!n || (*n > 0 && *n < kMinChunk)) bad_value(flag, v, "0, or a size in bytes of at least 1K, such as 64K or 1M");
     o.chunk_bytes = *n;
   } else if (flag == "--segment") {
     const auto n = parse_size(v);
@@ -125,6 +131,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
     }
     if (r.options.topology.empty()) throw BadArgument{"--topology FILE is required; see --help"};
     if (r.options.algorithms.empty()) r.options.algorithms = schedule_algorithms();
+    if (sweep_sizes(r.options).empty())
+      throw BadArgument{"--sizes " + std::to_string(r.options.min_bytes) + ":" + std::to_string(r.options.max_bytes) +
+                        " holds no whole float (4 bytes)"};
   } catch (const BadArgument& e) {
     r.status = ParseResult::Status::Error;
     r.message = e.message;
@@ -143,7 +152,9 @@ std::string usage() {
       "Runs as a plain program; no MPI launch.\n"
       "\n";
   out += cli::flag_table(kFlags, 26);
-  out += "\nExit status: 0 on success, 1 when the topology file cannot be used, 2 on a bad flag.\n";
+  out += "\nPredictions are of in-place calls (send == recv).\n"
+         "Exit status: 0 on success, 1 when the topology file cannot be used, 2 on a bad flag or a --json\n"
+         "file that cannot be written.\n";
   return out;
 }
 

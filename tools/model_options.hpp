@@ -12,6 +12,11 @@
 
 namespace arlab::tool {
 
+// The most ranks arlab-model walks (--ranks, or a file's nodes x ranks_per_node), and the
+// smallest chunk (--chunk, unless 0).
+constexpr int kMaxRanks = 4096;
+constexpr std::size_t kMinChunk = 1024;
+
 struct ModelOptions {
   std::string topology;                               // --topology (required)
   int ranks = 0;                                      // --ranks; 0: nodes x ranks_per_node

@@ -4,8 +4,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
@@ -265,11 +268,13 @@ Machine read(const Reader& r, const YAML::Node& root, const std::string& file_na
   if (top.count("rank_to_node")) m.rank_to_node = placement(r, top.at("rank_to_node"), m.nodes, m.ranks_per_node);
 
   // intra is needed when a node holds several ranks, inter when there are several nodes; a
-  // class no rank pair uses may be left out and takes the other's numbers.
+  // class no rank pair uses may be left out and takes the other's numbers (one rank: either).
   const YAML::Node& links_node = top.at("links");
-  const auto links = nodes == 1   ? r.mapping(links_node, "links", {"intra", "inter"}, {"intra"})
-                     : per_node == 1 ? r.mapping(links_node, "links", {"intra", "inter"}, {"inter"})
-                                     : r.mapping(links_node, "links", {"intra", "inter"}, {"intra", "inter"});
+  const auto links = nodes == 1 && per_node == 1 ? r.mapping(links_node, "links", {"intra", "inter"}, {})
+                     : nodes == 1                ? r.mapping(links_node, "links", {"intra", "inter"}, {"intra"})
+                     : per_node == 1             ? r.mapping(links_node, "links", {"intra", "inter"}, {"inter"})
+                                                 : r.mapping(links_node, "links", {"intra", "inter"}, {"intra", "inter"});
+  if (links.empty()) r.fail(links_node, "links must hold intra or inter (one rank: either)");
   const Link intra = links.count("intra") ? link(r, links.at("intra"), "links.intra") : Link{};
   const Link inter = links.count("inter") ? link(r, links.at("inter"), "links.inter") : intra;
   const Link& intra_or_inter = links.count("intra") ? intra : inter;
@@ -404,9 +409,13 @@ std::string topology_yaml(const Machine& m) {
 }
 
 Machine load_topology(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(Error::Code::InvalidArgument, "topology file '" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error(Error::Code::InvalidArgument, "cannot open topology file '" + path + "'");
+    throw Error(Error::Code::InvalidArgument,
+                "cannot open topology file '" + path + "': " + std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return parse(text.str(), path);

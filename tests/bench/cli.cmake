@@ -48,6 +48,18 @@ expect(2 "^arlab-bench: [^\n]*bad.yaml:5:41: links.intra.bandwidth_GBps must be 
 expect(2 "cannot open topology file" --topology ${OUT}/missing.yaml -b 8 -e 8)
 expect(2 "^arlab-bench: cannot write --json ${OUT}/no/such/dir.json: No such file or directory\n$" --json ${OUT}/no/such/dir.json -b 8 -e 8)
 expect(2 "^arlab-bench: --plot ${OUT}/x.png: /bin/false cannot import matplotlib" ENV ARLAB_BENCH_PYTHON=/bin/false --plot ${OUT}/x.png -b 8 -e 8)
+# The image is written after the sweep: its path is checked before it, as --json's is.
+expect(2 "^arlab-bench: cannot write --plot ${OUT}/no/such/dir.png: No such file or directory\n$" --plot ${OUT}/no/such/dir.png -b 8 -e 8)
+file(MAKE_DIRECTORY ${OUT}/a-dir.png)
+expect(2 "^arlab-bench: cannot write --plot ${OUT}/a-dir.png: it is a directory\n$" --plot ${OUT}/a-dir.png -b 8 -e 8)
+expect(2 "^arlab-bench: bad value '-' for --json: expected a file name \\(stdout carries the table\\)\n$" --json - -b 8 -e 8)
+expect(2 "^arlab-bench: topology file '${OUT}' is a directory\n$" --topology ${OUT} -b 8 -e 8)
+
+# Buffers larger than the memory at hand: one line saying so, exit 1 (not an abort).
+run(rc out err COMMAND sh -c "ulimit -v 1000000 && exec ${BENCH} -b 8G -e 8G -n 1 -w 0 -a ring -c 0 -t mpi")
+if(NOT rc EQUAL 1 OR NOT err MATCHES "^arlab-bench: cannot allocate 8589934592 bytes \\([^)]+\\): each rank needs a send and a receive buffer of the largest size\n$")
+  fail("-e 8G under a 1 GB limit: exit ${rc}, expected 1 with one line" "${out}" "${err}")
+endif()
 
 # -q: the three heading lines and one line per algorithm, nothing else.
 run(rc out err COMMAND ${BENCH} -q -b 8 -e 8 -n 2 -w 1 -a ring,mpi --topology ${TOPOLOGY_DIR}/local.yaml)

@@ -18,6 +18,14 @@ function(expect rc_want pattern)
   set(err "${err}" PARENT_SCOPE)
 endfunction()
 
+# A file that cannot be written fails before anything is measured (no header printed).
+get_filename_component(dir ${OUT} DIRECTORY)
+expect(2 "^arlab-calibrate: cannot write -o ${dir}/no/such/dir.yaml: No such file or directory\n"
+       ${MPIEXEC} -np 2 ${flags} ${TOOL} --quick -t ${TRANSPORT} -o ${dir}/no/such/dir.yaml)
+if(out MATCHES "# arlab-calibrate")
+  message(FATAL_ERROR "arlab-calibrate measured before finding that -o cannot be written:\n${out}")
+endif()
+
 file(REMOVE ${OUT})
 expect(0 "# link intra: ranks 0 and 1.*exchange .* us \\+ bytes / .* GB/s.*R\\^2.*# compute:.*reduce gamma.*# wrote"
        ${MPIEXEC} -np 2 ${flags} ${TOOL} --quick -t ${TRANSPORT} --name ctest-calibrated -o ${OUT})

@@ -387,6 +387,19 @@ TEST(Topology, MissingFields) {
   // Two nodes need the inter-node link.
   const std::string no_inter = edited("  inter: { alpha_us: 5.0, bandwidth_GBps: 25 }\n", "");
   EXPECT_EQ(error_of(no_inter), "t.yaml:5:3: links: missing field 'inter' (required: intra, inter)");
+  // One rank uses no link: either may describe it (docs/model.md), but not neither.
+  const std::string one_rank = edited("ranks_per_node: 4", "ranks_per_node: 1");
+  const std::string one = one_rank.substr(0, one_rank.find("nodes: 2")) + "nodes: 1" +
+                          one_rank.substr(one_rank.find("nodes: 2") + 8);
+  EXPECT_EQ(error_of(one), "");
+  const std::string intra_line = "  intra: { alpha_us: 0.7, bandwidth_GBps: 150 }   # one direction, per rank\n";
+  const std::string only_inter = one.substr(0, one.find(intra_line)) + one.substr(one.find(intra_line) + intra_line.size());
+  EXPECT_EQ(error_of(only_inter), "");
+  const std::string inter_line = "  inter: { alpha_us: 5.0, bandwidth_GBps: 25 }\n";
+  const std::string neither = only_inter.substr(0, only_inter.find(inter_line)) + "  {}\n" +
+                              only_inter.substr(only_inter.find(inter_line) + inter_line.size());
+  EXPECT_NE(error_of(neither).find("links must hold intra or inter (one rank: either)"), std::string::npos)
+      << error_of(neither);
 }
 
 TEST(Topology, BadValues) {
@@ -453,7 +466,14 @@ TEST(Topology, FileErrorsNameTheFile) {
   try {
     load_topology("/nonexistent/arlab.yaml");
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "cannot open topology file '/nonexistent/arlab.yaml'");
+    EXPECT_STREQ(e.what(), "cannot open topology file '/nonexistent/arlab.yaml': No such file or directory");
+  }
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  try {
+    load_topology(dir);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "topology file '" + dir + "' is a directory");
   }
   const auto path = std::filesystem::temp_directory_path() / "arlab-test-bad-topology.yaml";
   std::ofstream(path) << edited("nodes: 2", "nodes: -2");
