@@ -244,7 +244,7 @@ HeaderExtras Bench::extras() const {
   else std::snprintf(step, sizeof step, "factor %zu", o_.factor);
   // The sizes that run (a factor sweep can stop short of -e), and the flags that made them.
   x.sizes = (first.empty() ? std::string("none") : format_bytes(first.front()) + " to " + format_bytes(first.back())) +
-            " (" + std::to_string(first.size()) + " sizes" +
+            " (" + std::to_string(first.size()) + (first.size() == 1 ? " size" : " sizes") +
             (o_.dtypes.size() > 1 ? " of " + to_string(o_.dtypes.front()) : std::string()) + ": -b " +
             format_bytes(o_.min_bytes) + " -e " + format_bytes(o_.max_bytes) + ", " + step + ")";
   x.sections = o_.out_of_place ? "out-of-place and in-place (-z 0)" : "in-place only (-z 1)";

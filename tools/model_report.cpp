@@ -34,7 +34,7 @@ void print_header(std::FILE* out, const detail::Machine& m, int ranks, const Mod
   if (!m.description.empty()) std::fprintf(out, "# %s\n", m.description.c_str());
   const auto nodes = m.placement(ranks);
   const int used = nodes.empty() ? 0 : *std::max_element(nodes.begin(), nodes.end()) + 1;
-  std::fprintf(out, "# %d ranks on %d node%s; intra %.2f us, %.4g GB/s", ranks, used, used == 1 ? "" : "s",
+  std::fprintf(out, "# %d rank%s on %d node%s; intra %.2f us, %.4g GB/s", ranks, ranks == 1 ? "" : "s", used, used == 1 ? "" : "s",
                m.intra.alpha_us, 1e-3 / m.intra.us_per_byte);
   if (used > 1) std::fprintf(out, "; inter %.2f us, %.4g GB/s", m.inter.alpha_us, 1e-3 / m.inter.us_per_byte);
   std::fprintf(out, "; reduce %.4g GB/s; copy %.4g GB/s\n", 1e-3 / m.reduce_us_per_byte, 1e-3 / m.copy_us_per_byte);
