@@ -149,11 +149,17 @@ class Request {
 class Communicator {
  public:
   // Duplicates `comm`, so user traffic never mixes with arlab's own. Collective over `comm`.
+  // Every rank must resolve the same transport, algorithm, chunk and segment sizes,
+  // max_in_flight, ranks_per_node, self_calibration and topology-or-none (each may come from
+  // a rank's own environment): otherwise every rank throws Error(InvalidArgument) naming them.
   explicit Communicator(MPI_Comm comm, Options options = {});
   // Collective too, as MPI_Comm_free is: the transports settle with every peer (the last
   // messages, UCX's endpoints), so destroy a communicator at the same point on every rank. A
   // rank that destroys it while its peers are busy elsewhere waits for them, up to 2 x the
-  // timeout, and then goes on.
+  // timeout for each transport it holds (one, and one per lane that allreduce_async opened,
+  // up to max_in_flight) and the timeout of a collective still queued, and then goes on. Two
+  // communicators destroyed in opposite orders on two ranks wait that out for both: with
+  // requests in flight on each and ARLAB_TIMEOUT_S=5, 60 s.
   ~Communicator();
   Communicator(Communicator&&) noexcept;
   Communicator& operator=(Communicator&&) noexcept;

@@ -20,10 +20,12 @@ void say(const Options& o, LogLevel level, int rank, const std::string& text) {
 }
 
 // Every rank arrives, or Error(Timeout) after the timeout: a rank that calls plan() alone must
-// not wait forever in the collectives below.
-void meet(MPI_Comm comm, double timeout_s) {
-  MPI_Request req;
-  MPI_Ibarrier(comm, &req);
+// not wait forever in the collectives below. A barrier that timed out stays posted in `req`
+// (a collective request cannot be cancelled) and the next attempt waits on it again: a new
+// one would meet the other ranks' first, and the one left behind their next collective.
+void meet(Meeting& meeting, double timeout_s) {
+  MPI_Request& req = meeting.request;
+  if (req == MPI_REQUEST_NULL) MPI_Ibarrier(meeting.comm, &req);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (int done = 0, spins = 0;; ++spins) {
     MPI_Test(&req, &done, MPI_STATUS_IGNORE);
@@ -121,7 +123,7 @@ Settings self_calibration_settings(TransportKind transport, int ranks_per_node, 
   return s;
 }
 
-FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
+FoundMachine find_machine(MPI_Comm user_comm, const Options& o, Meeting& meeting) {
   int rank = 0, size = 1;
   MPI_Comm_rank(user_comm, &rank);
   MPI_Comm_size(user_comm, &size);
@@ -130,7 +132,8 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o) {
   if (size < 2) return {detail::Machine::local_default(), std::string(kBuiltIn) + " (one rank: nothing to measure)"};
 
   const auto started = std::chrono::steady_clock::now();
-  meet(user_comm, *o.timeout_s);
+  if (meeting.request == MPI_REQUEST_NULL) meeting.comm = user_comm;
+  meet(meeting, *o.timeout_s);
   MPI_Comm comm;
   MPI_Comm_dup(user_comm, &comm);
   struct Free {

@@ -32,7 +32,13 @@ struct FoundMachine {
 // LogLevel::Warn) and lead to a new measurement; a measurement that fits an unusable machine
 // is a warning too and is made once more; a second unusable one leaves the built-in
 // description for this run (nothing cached); the measurement's own failures throw.
-FoundMachine find_machine(MPI_Comm comm, const Options& options);
+// `meeting` is the communicator's own (initially empty): the first wait for the other ranks,
+// should it time out, stays posted there and the next call waits on it again.
+struct Meeting {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;  // what `request` was posted on
+};
+FoundMachine find_machine(MPI_Comm comm, const Options& options, Meeting& meeting);
 
 // The topology file of a calibration, or "" with `problem` saying why it would not load (a
 // non-positive bandwidth, say): the self-calibration then uses the built-in description for

@@ -5,6 +5,8 @@
 #include "transport/ucx_transports.hpp"
 #endif
 
+#include <iterator>
+#include <string>
 #include <utility>
 
 namespace arlab {
@@ -24,6 +26,41 @@ MPI_Comm duplicate(MPI_Comm comm) {
   if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
     throw Error(Error::Code::Transport, "arlab::Communicator: MPI_Comm_dup failed");
   return dup;
+}
+
+// Every rank must run the communicator with the same settings: ranks with different transports
+// would wait for each other in the transports' setup, different lane counts in the lanes'
+// (MPI_Comm_dup), different chunks, segments, nodes or algorithms would send messages their
+// peers do not expect, and a calibration that some ranks skip times out. Each is a knob a
+// rank may take from its own environment, so one collective (the min and the max of each)
+// checks them all before anything else, and every rank throws the same Error naming them.
+void agree_on_settings(MPI_Comm comm, const Options& o) {
+  struct Setting {
+    const char* name;
+    long long value;
+  };
+  const Setting mine[] = {
+      {"transport (ARLAB_TRANSPORT)", static_cast<long long>(*o.transport)},
+      {"algorithm (ARLAB_ALGO)", o.algorithm ? static_cast<long long>(*o.algorithm) : -1},
+      {"chunk_bytes (ARLAB_CHUNK_BYTES)", static_cast<long long>(*o.chunk_bytes)},
+      {"segment_bytes (ARLAB_SEGMENT_BYTES)", static_cast<long long>(*o.segment_bytes)},
+      {"max_in_flight (ARLAB_MAX_IN_FLIGHT)", *o.max_in_flight},
+      {"ranks_per_node (ARLAB_RANKS_PER_NODE)", o.ranks_per_node ? *o.ranks_per_node : 0},
+      {"a topology file (ARLAB_TOPOLOGY) or none", o.topology ? 1 : 0},
+      {"self_calibration (ARLAB_CALIBRATE)", static_cast<long long>(*o.self_calibration)},
+  };
+  constexpr int n = static_cast<int>(std::size(mine));
+  long long in[2 * n], out[2 * n];  // the min of each, and the min of its negation (-max)
+  for (int i = 0; i < n; ++i) in[i] = mine[i].value, in[n + i] = -mine[i].value;
+  MPI_Allreduce(in, out, 2 * n, MPI_LONG_LONG, MPI_MIN, comm);
+  std::string differ;
+  for (int i = 0; i < n; ++i)
+    if (out[i] != -out[n + i]) differ += std::string(differ.empty() ? "" : ", ") + mine[i].name;
+  if (!differ.empty())
+    throw Error(Error::Code::InvalidArgument,
+                "arlab::Communicator: the ranks were given different settings: " + differ +
+                    "; every rank of a communicator must use the same (set them alike in Options or in every "
+                    "rank's environment)");
 }
 
 }  // namespace
@@ -69,6 +106,7 @@ Communicator::Communicator(MPI_Comm comm, Options options) {
   const Options resolved = options.resolved();  // bad knobs fail before any MPI call
   comm_ = duplicate(comm);
   try {
+    agree_on_settings(comm_, resolved);
     engine_ = std::make_unique<detail::Engine>(detail::make_transport(resolved, comm_), resolved, comm_,
                                                [resolved](MPI_Comm lane) { return detail::make_transport(resolved, lane); });
   } catch (...) {

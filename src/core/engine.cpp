@@ -191,7 +191,7 @@ const Machine& Engine::machine() const {
     machine_source_ = "'" + machine_->name + "', the built-in description (no MPI communicator to calibrate over)";
     return *machine_;
   }
-  calib::FoundMachine found = calib::find_machine(issue_comm(), options_);
+  calib::FoundMachine found = calib::find_machine(issue_comm(), options_, meeting_);
   machine_ = std::move(found.machine);
   machine_source_ = std::move(found.source);
   return *machine_;

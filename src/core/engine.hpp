@@ -19,6 +19,7 @@
 
 #include "arlab/arlab.hpp"
 #include "baseline/nccl_baseline.hpp"
+#include "calibrate/self_calibration.hpp"
 #include "core/progress.hpp"
 #include "device/device_memory.hpp"
 #include "device/staged_transport.hpp"
@@ -166,6 +167,7 @@ class Engine {
   std::size_t issued_ = 0;                // calls issued since the progress thread began
   mutable std::optional<Machine> machine_;  // found on first use without a topology file
   mutable std::string machine_source_;
+  mutable calib::Meeting meeting_;  // find_machine's wait for the other ranks, if it timed out
   std::vector<int> nodes_;
   // Options::segment_bytes, as a topology file's machine allows it (Machine::segment_bytes).
   std::size_t segment_bytes_ = *options_.segment_bytes;

@@ -295,6 +295,50 @@ TEST(Async, WithoutThreadMultipleItSaysSo) {
   EXPECT_TRUE(everywhere(x == static_cast<float>(p)));
 }
 
+// Settings a rank may take from its own environment must agree: a rank with another lane count
+// hung the others in the lanes' MPI_Comm_dup (ARLAB_TIMEOUT_S does not reach it), another
+// chunk size made messages of other sizes. The constructor checks them all in one collective
+// and every rank throws the same Error, naming what differs.
+TEST(Communicator, RanksGivenDifferentSettingsAllFailAtConstruction) {
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  if (p < 2) GTEST_SKIP() << "needs 2 ranks";
+  const bool first = world_rank() == 0;
+  struct Case {
+    const char* names;
+    arlab::Options options;
+  };
+  std::vector<Case> cases(3);
+  cases[0].names = "max_in_flight (ARLAB_MAX_IN_FLIGHT)";
+  cases[0].options.max_in_flight = first ? 1 : 4;
+  cases[1].names = "chunk_bytes (ARLAB_CHUNK_BYTES), segment_bytes (ARLAB_SEGMENT_BYTES)";
+  cases[1].options.chunk_bytes = first ? 4096 : 8192;
+  cases[1].options.segment_bytes = first ? 4096 : 0;
+  cases[2].names = "algorithm (ARLAB_ALGO)";
+  if (first) cases[2].options.algorithm = Algorithm::Ring;
+  if (available_transports().size() > 1) {
+    cases.push_back({"transport (ARLAB_TRANSPORT)", {}});
+    cases.back().options.transport = first ? TransportKind::Mpi : available_transports()[1];
+  }
+  for (const Case& c : cases) {
+    std::string what = "no error";
+    try {
+      arlab::Communicator comm(MPI_COMM_WORLD, c.options);
+    } catch (const arlab::Error& e) {
+      what = e.code() == arlab::Error::Code::InvalidArgument ? e.what() : "another code: " + std::string(e.what());
+    }
+    EXPECT_TRUE(everywhere(what.find(std::string("the ranks were given different settings: ") + c.names +
+                                     "; every rank") != std::string::npos))
+        << "rank " << world_rank() << ": " << what;
+  }
+  arlab::Options same;
+  same.max_in_flight = 2;
+  arlab::Communicator comm(MPI_COMM_WORLD, same);
+  std::vector<int> x(1000, 1);
+  comm.allreduce(x.data(), x.data(), x.size(), DataType::Int32, ReduceOp::Sum);
+  EXPECT_TRUE(everywhere(x.front() == p && x.back() == p));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

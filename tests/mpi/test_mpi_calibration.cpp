@@ -248,4 +248,40 @@ TEST(Calibration, ExplicitAlgorithmsNeverMeasure) {
   if (world_rank() == 0) fs::remove_all(dir);
 }
 
+// One rank calls plan() alone: it times out (the first model lookup is collective) and says
+// so; the communicator stays usable, and the first Auto call of every rank, later, finds the
+// machine together. The lone rank's wait stays posted and is met then: a fresh wait would
+// meet the others' first and leave its own behind their next collective (an MPI error that
+// aborted the job, MPI_ERR_TRUNCATE, until the wait was kept).
+TEST(Calibration, APlanAloneTimesOutAndLeavesTheCommunicatorWhole) {
+  const std::string dir = fresh_dir();
+  arlab::Options o = options(dir);
+  o.timeout_s = 2;
+  arlab::Communicator comm(MPI_COMM_WORLD, o);
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  const bool alone = world_rank() == p - 1;
+  bool timed_out = false;
+  if (alone) {
+    try {
+      comm.plan(1000, DataType::Float32);
+    } catch (const arlab::Error& e) {
+      timed_out = e.code() == arlab::Error::Code::Timeout &&
+                  std::string(e.what()).find("every rank must make it") != std::string::npos;
+    }
+    EXPECT_TRUE(timed_out);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::vector<int> x(1000);
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Auto, Algorithm::Auto}) {
+    std::fill(x.begin(), x.end(), world_rank() + 1);
+    comm.allreduce(x.data(), x.data(), x.size(), DataType::Int32, ReduceOp::Sum, a);
+    EXPECT_TRUE(everywhere(x.front() == p * (p + 1) / 2 && x.back() == x.front())) << arlab::to_string(a);
+  }
+  EXPECT_TRUE(same_everywhere(comm.plan(1000, DataType::Float32)));
+  EXPECT_TRUE(user_loop(comm, 5));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) fs::remove_all(dir);
+}
+
 }  // namespace
