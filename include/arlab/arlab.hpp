@@ -72,7 +72,7 @@ bool transport_available(TransportKind);
 struct Options {
   std::optional<TransportKind> transport; // default Mpi
   std::optional<Algorithm> algorithm;     // replaces Algorithm::Auto in every call
-  std::optional<std::size_t> chunk_bytes; // pipelining unit (default 256 KiB)
+  std::optional<std::size_t> chunk_bytes; // pipelining unit (default 256 KiB; 0: no pipelining)
   // A call of at least 16 segments of this many bytes (and of chunk_bytes per rank at least)
   // runs as all-reduces of one segment after another, so that each finds its data in cache
   // (default 1 MiB; 0: never; ARLAB_SEGMENT_BYTES).
