@@ -41,7 +41,7 @@ void agree_on_settings(MPI_Comm comm, const Options& o) {
   };
   const Setting mine[] = {
       {"transport (ARLAB_TRANSPORT)", static_cast<long long>(*o.transport)},
-      {"algorithm (ARLAB_ALGO)", o.algorithm ? static_cast<long long>(*o.algorithm) : -1},
+      {"algorithm (ARLAB_ALGO)", o.algorithm && *o.algorithm != Algorithm::Auto ? static_cast<long long>(*o.algorithm) : -1},
       {"chunk_bytes (ARLAB_CHUNK_BYTES)", static_cast<long long>(*o.chunk_bytes)},
       {"segment_bytes (ARLAB_SEGMENT_BYTES)", static_cast<long long>(*o.segment_bytes)},
       {"max_in_flight (ARLAB_MAX_IN_FLIGHT)", *o.max_in_flight},

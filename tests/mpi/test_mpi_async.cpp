@@ -331,8 +331,9 @@ TEST(Communicator, RanksGivenDifferentSettingsAllFailAtConstruction) {
                                      "; every rank") != std::string::npos))
         << "rank " << world_rank() << ": " << what;
   }
-  arlab::Options same;
+  arlab::Options same;  // Auto set on one rank is Auto left unset on the others
   same.max_in_flight = 2;
+  if (first) same.algorithm = Algorithm::Auto;
   arlab::Communicator comm(MPI_COMM_WORLD, same);
   std::vector<int> x(1000, 1);
   comm.allreduce(x.data(), x.data(), x.size(), DataType::Int32, ReduceOp::Sum);
