@@ -79,20 +79,18 @@ class Model {
 int run(const ModelOptions& o) {
   const detail::Machine machine = detail::load_topology(o.topology);
   const int ranks = o.ranks ? o.ranks : machine.ranks();
-  if (ranks > kMaxRanks)
+  if (ranks > kMaxModelRanks)
     throw Error(Error::Code::InvalidArgument, "the file places " + std::to_string(ranks) +
                                                   " ranks (nodes x ranks_per_node); arlab-model walks at most " +
-                                                  std::to_string(kMaxRanks) + ": give --ranks");
+                                                  std::to_string(kMaxModelRanks) + ": give --ranks");
   machine.placement(ranks);  // an explicit rank_to_node must match --ranks
   const Model model(machine, ranks, o.chunk_bytes, o.segment_bytes);
-  // Opened before the walk, so that a path that cannot be written fails at once.
-  std::ofstream json_file;
-  if (o.json && *o.json != "-") {
-    json_file.open(*o.json);
-    if (!json_file) {
-      std::fprintf(stderr, "arlab-model: cannot write --json file '%s': %s\n", o.json->c_str(), std::strerror(errno));
-      return 2;
-    }
+  // Checked before the walk (which can take minutes), so that a path that cannot be written
+  // fails at once; written after it.
+  std::string why;
+  if (o.json && *o.json != "-" && !cli::can_write(*o.json, &why)) {
+    std::fprintf(stderr, "arlab-model: cannot write --json file '%s': %s\n", o.json->c_str(), why.c_str());
+    return 2;
   }
   // As Auto: hierarchical only where there are several nodes (on one it is the ring), unless asked for.
   std::vector<Algorithm> algorithms = o.algorithms;
@@ -115,8 +113,11 @@ int run(const ModelOptions& o) {
       std::fputs(records.c_str(), stdout);
       return 0;
     }
-    if (!(json_file << records) || !json_file.flush())
-      throw Error(Error::Code::InvalidArgument, "cannot write --json file '" + *o.json + "': " + std::strerror(errno));
+    std::ofstream file(*o.json);
+    if (!(file << records) || !file.flush()) {
+      std::fprintf(stderr, "arlab-model: cannot write --json file '%s': %s\n", o.json->c_str(), std::strerror(errno));
+      return 2;
+    }
   }
   print_header(stdout, machine, ranks, o);
   print_table(stdout, rows, ranks);

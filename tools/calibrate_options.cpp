@@ -137,7 +137,8 @@ std::string calibrate_usage() {
       "file that arlab-model and ARLAB_TOPOLOGY accept. Never fits to all-reduce times.\n"
       "\n";
   out += cli::flag_table(kFlags, 30);
-  out += "\nExit status: 0 on success, 1 when a measurement or the output file fails, 2 on a bad flag.\n";
+  out += "\nExit status: 0 on success, 1 when a measurement or the writing of the output file fails, 2 on a bad\n"
+         "flag or an output file that cannot be written (checked before measuring).\n";
   return out;
 }
 

@@ -93,8 +93,8 @@ void apply(ModelOptions& o, const cli::Flag& f, const std::string& v) {
   } else if (flag == "--ranks") {
     int n = 0;
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (ec != std::errc{} || end != v.data() + v.size() || n < 1 || n > kMaxRanks)
-      bad_value(flag, v, "an integer from 1 to " + std::to_string(kMaxRanks));
+    if (ec != std::errc{} || end != v.data() + v.size() || n < 1 || n > kMaxModelRanks)
+      bad_value(flag, v, "an integer from 1 to " + std::to_string(kMaxModelRanks));
     o.ranks = n;
   } else if (flag == "--sizes") {
     parse_sizes(o, flag, v);

@@ -14,7 +14,7 @@ namespace arlab::tool {
 
 // The most ranks arlab-model walks (--ranks, or a file's nodes x ranks_per_node), and the
 // smallest chunk (--chunk, unless 0).
-constexpr int kMaxRanks = 4096;
+constexpr int kMaxModelRanks = 4096;
 constexpr std::size_t kMinChunk = 1024;
 
 struct ModelOptions {

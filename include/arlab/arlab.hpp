@@ -156,10 +156,10 @@ class Communicator {
   // Collective too, as MPI_Comm_free is: the transports settle with every peer (the last
   // messages, UCX's endpoints), so destroy a communicator at the same point on every rank. A
   // rank that destroys it while its peers are busy elsewhere waits for them, up to 2 x the
-  // timeout for each transport it holds (one, and one per lane that allreduce_async opened,
-  // up to max_in_flight) and the timeout of a collective still queued, and then goes on. Two
-  // communicators destroyed in opposite orders on two ranks wait that out for both: with
-  // requests in flight on each and ARLAB_TIMEOUT_S=5, 60 s.
+  // timeout for each transport it holds (one per lane: allreduce_async opens up to
+  // max_in_flight) and the timeout of a collective still queued, and then goes on. Two
+  // communicators destroyed in opposite orders on two ranks wait that out for both (measured:
+  // with requests in flight on each and ARLAB_TIMEOUT_S=5, 60 s).
   ~Communicator();
   Communicator(Communicator&&) noexcept;
   Communicator& operator=(Communicator&&) noexcept;

@@ -19,24 +19,31 @@ void say(const Options& o, LogLevel level, int rank, const std::string& text) {
     std::fprintf(stderr, "arlab %s: %s\n", level == LogLevel::Warn ? "WARN" : "INFO", text.c_str());
 }
 
-// Every rank arrives, or Error(Timeout) after the timeout: a rank that calls plan() alone must
-// not wait forever in the collectives below. A barrier that timed out stays posted in `req`
-// (a collective request cannot be cancelled) and the next attempt waits on it again: a new
-// one would meet the other ranks' first, and the one left behind their next collective.
-void meet(Meeting& meeting, double timeout_s) {
+// Waits at most timeout_s for every rank to post meeting's barrier; whether they have. A
+// barrier that timed out stays posted (a collective request cannot be cancelled) and the next
+// wait goes on with it: a new one would meet the other ranks' first, and the one left behind
+// would meet their next collective on the communicator. Hence a communicator of its own.
+bool wait_to_meet(Meeting& meeting, double timeout_s) {
+  if (meeting.met) return true;
   MPI_Request& req = meeting.request;
   if (req == MPI_REQUEST_NULL) MPI_Ibarrier(meeting.comm, &req);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (int done = 0, spins = 0;; ++spins) {
     MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    if (std::chrono::steady_clock::now() > deadline)
-      throw Error(Error::Code::Timeout,
-                  "arlab: waited " + std::to_string(timeout_s) +
-                      " s for the other ranks to choose Auto's machine: a communicator's first Auto call or "
-                      "plan() finds the machine collectively (cache or measurement), so every rank must make it");
+    if (done) return meeting.met = true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
     if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+}
+
+// Every rank arrives, or Error(Timeout) after the timeout: a rank that calls plan() alone must
+// not wait forever in the collectives below.
+void meet(Meeting& meeting, double timeout_s) {
+  if (wait_to_meet(meeting, timeout_s)) return;
+  throw Error(Error::Code::Timeout,
+              "arlab: waited " + std::to_string(timeout_s) +
+                  " s for the other ranks to choose Auto's machine: a communicator's first Auto call or "
+                  "plan() finds the machine collectively (cache or measurement), so every rank must make it");
 }
 
 // Ranks per node when the nodes hold equal blocks of consecutive ranks (block placement, as
@@ -132,7 +139,6 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o, Meeting& meeting
   if (size < 2) return {detail::Machine::local_default(), std::string(kBuiltIn) + " (one rank: nothing to measure)"};
 
   const auto started = std::chrono::steady_clock::now();
-  if (meeting.request == MPI_REQUEST_NULL) meeting.comm = user_comm;
   meet(meeting, *o.timeout_s);
   MPI_Comm comm;
   MPI_Comm_dup(user_comm, &comm);
@@ -254,6 +260,13 @@ FoundMachine find_machine(MPI_Comm user_comm, const Options& o, Meeting& meeting
   m.source = source;
   std::string said = "'" + m.name + "', " + source;
   return {std::move(m), std::move(said)};
+}
+
+void finish_meeting(Meeting& meeting) {
+  if (meeting.comm == MPI_COMM_NULL) return;
+  int done = meeting.request == MPI_REQUEST_NULL;
+  if (!done) MPI_Test(&meeting.request, &done, MPI_STATUS_IGNORE);
+  if (done) MPI_Comm_free(&meeting.comm);
 }
 
 }  // namespace arlab::calib

@@ -32,13 +32,21 @@ struct FoundMachine {
 // LogLevel::Warn) and lead to a new measurement; a measurement that fits an unusable machine
 // is a warning too and is made once more; a second unusable one leaves the built-in
 // description for this run (nothing cached); the measurement's own failures throw.
-// `meeting` is the communicator's own (initially empty): the first wait for the other ranks,
-// should it time out, stays posted there and the next call waits on it again.
+// `meeting` is the communicator's own: the wait for the other ranks runs on meeting.comm, a
+// communicator that carries nothing else, and should it time out it stays posted there and
+// the next call waits on it again (finish_meeting ends it at the communicator's end).
 struct Meeting {
+  MPI_Comm comm = MPI_COMM_NULL;  // a duplicate of the communicator's, for this barrier alone
   MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Comm comm = MPI_COMM_NULL;  // what `request` was posted on
+  bool met = false;  // every rank has arrived
 };
 FoundMachine find_machine(MPI_Comm comm, const Options& options, Meeting& meeting);
+
+// At a communicator's end: frees meeting.comm, unless this rank's wait timed out and the
+// others never came (they never made their first Auto call). Its barrier then stays posted
+// (no call can take back a collective) and the communicator allocated: waiting at the end
+// would cost every communicator's end a barrier, and hang where a peer has died.
+void finish_meeting(Meeting& meeting);
 
 // The topology file of a calibration, or "" with `problem` saying why it would not load (a
 // non-positive bandwidth, say): the self-calibration then uses the built-in description for

@@ -1,11 +1,14 @@
 // Communicator: the public face of an Engine running over a private duplicate of an MPI_Comm.
 #include "core/engine.hpp"
+#include "model/topology.hpp"
 #include "transport/mpi_transport.hpp"
 #ifdef ARLAB_HAVE_UCX
 #include "transport/ucx_transports.hpp"
 #endif
 
+#include <functional>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -30,32 +33,55 @@ MPI_Comm duplicate(MPI_Comm comm) {
 
 // Every rank must run the communicator with the same settings: ranks with different transports
 // would wait for each other in the transports' setup, different lane counts in the lanes'
-// (MPI_Comm_dup), different chunks, segments, nodes or algorithms would send messages their
-// peers do not expect, and a calibration that some ranks skip times out. Each is a knob a
-// rank may take from its own environment, so one collective (the min and the max of each)
-// checks them all before anything else, and every rank throws the same Error naming them.
-void agree_on_settings(MPI_Comm comm, const Options& o) {
+// (MPI_Comm_dup), different chunks, segments, nodes, algorithms or machines would send
+// messages their peers do not expect or pick differently, and a calibration that some ranks
+// skip times out. Each is a knob a rank may take from its own environment, and a knob or a
+// topology file that is bad on one rank alone would leave the others waiting in the
+// collectives that follow. So every rank takes part in one collective (the min and the max of
+// each setting, and the first rank whose own failed) before anything else, and all throw
+// together: the failing rank its own Error, the others one naming it or what differs.
+void agree_on_settings(MPI_Comm comm, const std::optional<Options>& resolved, std::size_t topology_hash,
+                       const std::optional<Error>& bad) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
   struct Setting {
     const char* name;
     long long value;
   };
+  // A rank whose options failed counts nothing but its failure (below).
+  const auto of = [&](auto field) -> long long { return resolved ? static_cast<long long>(field(*resolved)) : 0; };
   const Setting mine[] = {
-      {"transport (ARLAB_TRANSPORT)", static_cast<long long>(*o.transport)},
-      {"algorithm (ARLAB_ALGO)", o.algorithm && *o.algorithm != Algorithm::Auto ? static_cast<long long>(*o.algorithm) : -1},
-      {"chunk_bytes (ARLAB_CHUNK_BYTES)", static_cast<long long>(*o.chunk_bytes)},
-      {"segment_bytes (ARLAB_SEGMENT_BYTES)", static_cast<long long>(*o.segment_bytes)},
-      {"max_in_flight (ARLAB_MAX_IN_FLIGHT)", *o.max_in_flight},
-      {"ranks_per_node (ARLAB_RANKS_PER_NODE)", o.ranks_per_node ? *o.ranks_per_node : 0},
-      {"a topology file (ARLAB_TOPOLOGY) or none", o.topology ? 1 : 0},
-      {"self_calibration (ARLAB_CALIBRATE)", static_cast<long long>(*o.self_calibration)},
+      {"transport (ARLAB_TRANSPORT)", of([](const Options& o) { return *o.transport; })},
+      {"algorithm (ARLAB_ALGO)",
+       of([](const Options& o) { return o.algorithm && *o.algorithm != Algorithm::Auto ? static_cast<int>(*o.algorithm) : -1; })},
+      {"chunk_bytes (ARLAB_CHUNK_BYTES)", of([](const Options& o) { return *o.chunk_bytes; })},
+      {"segment_bytes (ARLAB_SEGMENT_BYTES)", of([](const Options& o) { return *o.segment_bytes; })},
+      {"max_in_flight (ARLAB_MAX_IN_FLIGHT)", of([](const Options& o) { return *o.max_in_flight; })},
+      {"ranks_per_node (ARLAB_RANKS_PER_NODE; set it alike, or on no rank)",
+       of([](const Options& o) { return o.ranks_per_node ? *o.ranks_per_node : 0; })},
+      // How Auto finds its machine: a file, a calibration (cached or forced: only rank 0's
+      // choice counts), or none.
+      {"a topology file (ARLAB_TOPOLOGY), a calibration or the built-in machine (ARLAB_CALIBRATE=0)",
+       of([](const Options& o) { return o.topology ? -1 : *o.self_calibration == SelfCalibration::Off ? 0 : 1; })},
+      {"the topology file's content", static_cast<long long>(topology_hash)},
   };
   constexpr int n = static_cast<int>(std::size(mine));
-  long long in[2 * n], out[2 * n];  // the min of each, and the min of its negation (-max)
-  for (int i = 0; i < n; ++i) in[i] = mine[i].value, in[n + i] = -mine[i].value;
-  MPI_Allreduce(in, out, 2 * n, MPI_LONG_LONG, MPI_MIN, comm);
+  // The min of each, and of its complement (~v reverses the order: the min of ~v is ~max);
+  // last, the first rank whose options failed (size if none).
+  long long in[2 * n + 1], out[2 * n + 1];
+  for (int i = 0; i < n; ++i) in[i] = mine[i].value, in[n + i] = ~mine[i].value;
+  in[2 * n] = bad ? rank : size;
+  MPI_Allreduce(in, out, 2 * n + 1, MPI_LONG_LONG, MPI_MIN, comm);
+  if (bad) throw *bad;
+  if (out[2 * n] < size)
+    throw Error(Error::Code::InvalidArgument,
+                "arlab::Communicator: rank " + std::to_string(out[2 * n]) +
+                    " could not resolve its options or read its topology file (its own error says why); every "
+                    "rank fails");
   std::string differ;
   for (int i = 0; i < n; ++i)
-    if (out[i] != -out[n + i]) differ += std::string(differ.empty() ? "" : ", ") + mine[i].name;
+    if (out[i] != ~out[n + i]) differ += std::string(differ.empty() ? "" : ", ") + mine[i].name;
   if (!differ.empty())
     throw Error(Error::Code::InvalidArgument,
                 "arlab::Communicator: the ranks were given different settings: " + differ +
@@ -103,12 +129,34 @@ bool transport_available(TransportKind kind) {
 }
 
 Communicator::Communicator(MPI_Comm comm, Options options) {
-  const Options resolved = options.resolved();  // bad knobs fail before any MPI call
-  comm_ = duplicate(comm);
+  // A bad knob or topology file fails on every rank at once (agree_on_settings); without MPI
+  // to meet over, at once here.
+  std::optional<Options> resolved;
+  std::optional<Error> bad;
+  std::size_t topology_hash = 0;  // the file's content as read: the same file on every host
   try {
-    agree_on_settings(comm_, resolved);
-    engine_ = std::make_unique<detail::Engine>(detail::make_transport(resolved, comm_), resolved, comm_,
-                                               [resolved](MPI_Comm lane) { return detail::make_transport(resolved, lane); });
+    resolved = options.resolved();
+    if (resolved->topology) {
+      const detail::Machine m = detail::load_topology(*resolved->topology);
+      try {
+        topology_hash = std::hash<std::string>{}(detail::topology_yaml(m));
+      } catch (const Error&) {  // a machine no file can hold: its name and path stand for it
+        topology_hash = std::hash<std::string>{}(m.name + *resolved->topology);
+      }
+    }
+  } catch (const Error& e) {
+    bad = e;
+  }
+  try {
+    comm_ = duplicate(comm);
+  } catch (const Error&) {
+    if (bad) throw *bad;
+    throw;
+  }
+  try {
+    agree_on_settings(comm_, resolved, topology_hash, bad);
+    engine_ = std::make_unique<detail::Engine>(detail::make_transport(*resolved, comm_), *resolved, comm_,
+                                               [o = *resolved](MPI_Comm lane) { return detail::make_transport(o, lane); });
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;

@@ -75,6 +75,8 @@ Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm m
   if (machine_) machine_source_ = "'" + machine_->name + "', the topology file " + *options_.topology;
   nodes_ = find_nodes(options_, machine_, mpi_comm_, size());
   if (machine_) segment_bytes_ = machine_->segment_bytes(segment_bytes_);
+  if (!machine_ && mpi_comm_ != MPI_COMM_NULL && MPI_Comm_dup(mpi_comm_, &meeting_.comm) != MPI_SUCCESS)
+    throw Error(Error::Code::Transport, "arlab: MPI_Comm_dup failed (the communicator for finding Auto's machine)");
 }
 
 const Machine& Engine::model_machine() const {
@@ -116,6 +118,7 @@ Engine::~Engine() {
     if (owned && !finalized) MPI_Comm_free(&comm);
   }
   if (issue_comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&issue_comm_);
+  if (!finalized) calib::finish_meeting(meeting_);
 }
 
 void Engine::use_device_memory(std::unique_ptr<DeviceMemory> memory, std::size_t piece_bytes) {
@@ -191,7 +194,7 @@ const Machine& Engine::machine() const {
     machine_source_ = "'" + machine_->name + "', the built-in description (no MPI communicator to calibrate over)";
     return *machine_;
   }
-  calib::FoundMachine found = calib::find_machine(issue_comm(), options_, meeting_);
+  calib::FoundMachine found = calib::find_machine(issue_comm(), options_, meeting_);  // machine_ unset: meeting_ has its comm
   machine_ = std::move(found.machine);
   machine_source_ = std::move(found.source);
   return *machine_;

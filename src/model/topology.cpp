@@ -412,10 +412,12 @@ Machine load_topology(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error(Error::Code::InvalidArgument, "topology file '" + path + "' is a directory");
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
+  const int why = errno;
   if (!in)
-    throw Error(Error::Code::InvalidArgument,
-                "cannot open topology file '" + path + "': " + std::strerror(errno));
+    throw Error(Error::Code::InvalidArgument, "cannot open topology file '" + path + "'" +
+                                                  (why ? std::string(": ") + std::strerror(why) : std::string()));
   std::ostringstream text;
   text << in.rdbuf();
   return parse(text.str(), path);

@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -315,7 +319,9 @@ TEST(Communicator, RanksGivenDifferentSettingsAllFailAtConstruction) {
   cases[1].options.chunk_bytes = first ? 4096 : 8192;
   cases[1].options.segment_bytes = first ? 4096 : 0;
   cases[2].names = "algorithm (ARLAB_ALGO)";
-  if (first) cases[2].options.algorithm = Algorithm::Ring;
+  cases[2].options.algorithm = first ? Algorithm::Ring : Algorithm::Auto;
+  cases.push_back({"a topology file (ARLAB_TOPOLOGY), a calibration or the built-in machine (ARLAB_CALIBRATE=0)", {}});
+  if (first) cases.back().options.self_calibration = arlab::SelfCalibration::Off;
   if (available_transports().size() > 1) {
     cases.push_back({"transport (ARLAB_TRANSPORT)", {}});
     cases.back().options.transport = first ? TransportKind::Mpi : available_transports()[1];
@@ -331,13 +337,61 @@ TEST(Communicator, RanksGivenDifferentSettingsAllFailAtConstruction) {
                                      "; every rank") != std::string::npos))
         << "rank " << world_rank() << ": " << what;
   }
-  arlab::Options same;  // Auto set on one rank is Auto left unset on the others
+  // A knob that is bad on one rank alone fails there with its own error, and on the others
+  // (which would have waited in the constructor's collectives) with one naming that rank.
+  {
+    arlab::Options o;
+    if (first) o.max_in_flight = 9;
+    std::string what = "no error";
+    try {
+      arlab::Communicator comm(MPI_COMM_WORLD, o);
+    } catch (const arlab::Error& e) {
+      what = e.what();
+    }
+    const std::string want = first ? "max_in_flight" : "rank 0 could not resolve its options";
+    EXPECT_TRUE(everywhere(what.find(want) != std::string::npos)) << "rank " << world_rank() << ": " << what;
+  }
+  // What may differ: the timeout, the log level, the cache, and a calibration forced on some
+  // ranks only (rank 0's choice decides); Auto set on one rank is Auto left unset.
+  arlab::Options same;
   same.max_in_flight = 2;
   if (first) same.algorithm = Algorithm::Auto;
+  same.timeout_s = first ? 60 : 90;
+  same.self_calibration = first ? arlab::SelfCalibration::Force : arlab::SelfCalibration::Cached;
   arlab::Communicator comm(MPI_COMM_WORLD, same);
   std::vector<int> x(1000, 1);
-  comm.allreduce(x.data(), x.data(), x.size(), DataType::Int32, ReduceOp::Sum);
+  comm.allreduce(x.data(), x.data(), x.size(), DataType::Int32, ReduceOp::Sum, Algorithm::Ring);
   EXPECT_TRUE(everywhere(x.front() == p && x.back() == p));
+}
+
+// One rank's first Auto lookup (plan()) times out alone; then the first asynchronous call
+// opens the lanes (MPI_Comm_dup on the communicator's own), and Auto finds its machine. The
+// lone rank's wait stays posted on a communicator of its own: posted on the communicator's
+// own, it met the others' MPI_Comm_dup instead (MPI_ERR_TRUNCATE, the job aborted).
+TEST(Async, AfterALonePlanTimedOutTheLanesStillOpen) {
+  if (single_threaded_mpi()) GTEST_SKIP() << "MPI without MPI_THREAD_MULTIPLE";
+  int p = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  if (p < 2) GTEST_SKIP() << "needs 2 ranks";
+  char dir[64] = "/tmp/arlab-async-test-XXXXXX";
+  if (world_rank() == 0 && mkdtemp(dir) == nullptr) dir[0] = '\0';
+  MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+  arlab::Options o;
+  o.timeout_s = 5;
+  o.cache_dir = dir;
+  arlab::Communicator comm(MPI_COMM_WORLD, o);
+  if (world_rank() == p - 1) EXPECT_THROW(comm.plan(1000, DataType::Float32), arlab::Error);
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::vector<int> x(1000, 1);
+  comm.allreduce_async(x.data(), x.data(), x.size(), DataType::Int32, ReduceOp::Sum, Algorithm::Ring).wait();
+  EXPECT_TRUE(everywhere(x.front() == p && x.back() == p));
+  for (int i = 0; i < 2; ++i) {
+    std::fill(x.begin(), x.end(), world_rank() + 1);
+    comm.allreduce_async(x.data(), x.data(), x.size(), DataType::Int32, ReduceOp::Sum).wait();  // Auto
+    EXPECT_TRUE(everywhere(x.front() == p * (p + 1) / 2 && x.back() == x.front()));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0 && dir[0]) std::filesystem::remove_all(dir);
 }
 
 }  // namespace
