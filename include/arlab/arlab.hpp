@@ -150,8 +150,11 @@ class Communicator {
  public:
   // Duplicates `comm`, so user traffic never mixes with arlab's own. Collective over `comm`.
   // Every rank must resolve the same transport, algorithm, chunk and segment sizes,
-  // max_in_flight, ranks_per_node, self_calibration and topology-or-none (each may come from
-  // a rank's own environment): otherwise every rank throws Error(InvalidArgument) naming them.
+  // max_in_flight and ranks_per_node, and find Auto's machine the same way (the same topology
+  // file, or a calibration, or the built-in one); each may come from a rank's own environment.
+  // Otherwise, or where a knob or topology file is bad on some rank, every rank throws
+  // Error(InvalidArgument), naming what differs (the timeout, the log level, the cache
+  // directory and a calibration forced on some ranks only may differ).
   explicit Communicator(MPI_Comm comm, Options options = {});
   // Collective too, as MPI_Comm_free is: the transports settle with every peer (the last
   // messages, UCX's endpoints), so destroy a communicator at the same point on every rank. A
