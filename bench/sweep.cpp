@@ -137,10 +137,7 @@ bool Bench::prepare_outputs() {
       if (!tool::cli::can_write(o_.plot_path, &error)) {
         std::fprintf(stderr, "arlab-bench: cannot write --plot %s: %s\n", o_.plot_path.c_str(), error.c_str());
         ok = 0;
-      }
-    }
-    if (ok && !o_.plot_path.empty()) {
-      if (std::string why; !plotter_ready(find_plotter(), &why)) {
+      } else if (std::string why; !plotter_ready(find_plotter(), &why)) {
         std::fprintf(stderr, "arlab-bench: --plot %s: %s\n", o_.plot_path.c_str(), why.c_str());
         ok = 0;
       } else if (json_path_.empty()) {

@@ -132,17 +132,14 @@ Communicator::Communicator(MPI_Comm comm, Options options) {
   // A bad knob or topology file fails on every rank at once (agree_on_settings); without MPI
   // to meet over, at once here.
   std::optional<Options> resolved;
+  std::optional<detail::Machine> topology;  // read here once, for the check and the engine
   std::optional<Error> bad;
-  std::size_t topology_hash = 0;  // the file's content as read: the same file on every host
+  std::size_t topology_hash = 0;  // the file's content as read (every file read writes back): the same on every host
   try {
     resolved = options.resolved();
     if (resolved->topology) {
-      const detail::Machine m = detail::load_topology(*resolved->topology);
-      try {
-        topology_hash = std::hash<std::string>{}(detail::topology_yaml(m));
-      } catch (const Error&) {  // a machine no file can hold: its name and path stand for it
-        topology_hash = std::hash<std::string>{}(m.name + *resolved->topology);
-      }
+      topology = detail::load_topology(*resolved->topology);
+      topology_hash = std::hash<std::string>{}(detail::topology_yaml(*topology));
     }
   } catch (const Error& e) {
     bad = e;
@@ -156,7 +153,8 @@ Communicator::Communicator(MPI_Comm comm, Options options) {
   try {
     agree_on_settings(comm_, resolved, topology_hash, bad);
     engine_ = std::make_unique<detail::Engine>(detail::make_transport(*resolved, comm_), *resolved, comm_,
-                                               [o = *resolved](MPI_Comm lane) { return detail::make_transport(o, lane); });
+                                               [o = *resolved](MPI_Comm lane) { return detail::make_transport(o, lane); },
+                                               std::move(topology));
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;

@@ -25,10 +25,11 @@ bool valid(Algorithm a) { return static_cast<unsigned>(a) <= static_cast<unsigne
   throw Error(Error::Code::InvalidArgument, "arlab::Communicator::allreduce: " + message);
 }
 
-// The machine of a topology file (its errors name the file, line and column); nullopt without one.
-std::optional<Machine> load_machine(const Options& options, int ranks) {
+// The machine of a topology file (its errors name the file, line and column), `read` where the caller
+// has read the file already; nullopt without one.
+std::optional<Machine> load_machine(const Options& options, int ranks, std::optional<Machine> read) {
   if (!options.topology) return std::nullopt;
-  Machine m = load_topology(*options.topology);
+  Machine m = read ? std::move(*read) : load_topology(*options.topology);
   if (!m.rank_to_node.empty() && m.ranks() != ranks)
     throw Error(Error::Code::InvalidArgument,
                 "arlab: topology " + *options.topology + " places " + std::to_string(m.ranks()) +
@@ -66,11 +67,12 @@ std::vector<int> find_nodes(const Options& o, const std::optional<Machine>& topo
 
 }  // namespace
 
-Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm, LaneFactory more_lanes)
+Engine::Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm, LaneFactory more_lanes,
+               std::optional<Machine> topology)
     : more_lanes_(std::move(more_lanes)),
       options_(std::move(options)),
       mpi_comm_(mpi_comm),
-      machine_(load_machine(options_, transport->size())) {
+      machine_(load_machine(options_, transport->size(), std::move(topology))) {
   lanes_[0] = std::make_unique<Lane>(mpi_comm, false, std::move(transport), reducer_);
   if (machine_) machine_source_ = "'" + machine_->name + "', the topology file " + *options_.topology;
   nodes_ = find_nodes(options_, machine_, mpi_comm_, size());

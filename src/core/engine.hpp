@@ -48,8 +48,10 @@ class Engine {
 
   ~Engine();
   // `options` resolved. `mpi_comm` serves the "mpi" baseline; MPI_COMM_NULL where there is none.
-  // Without `more_lanes`, the collectives of allreduce_async run one at a time.
-  Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm, LaneFactory more_lanes = {});
+  // Without `more_lanes`, the collectives of allreduce_async run one at a time. `topology`:
+  // options.topology's machine where the caller has read it already (else it is read here).
+  Engine(std::unique_ptr<Transport> transport, Options options, MPI_Comm mpi_comm, LaneFactory more_lanes = {},
+         std::optional<Machine> topology = std::nullopt);
 
   int rank() const { return lanes_.front()->transport->rank(); }
   int size() const { return lanes_.front()->transport->size(); }
